@@ -1,0 +1,1 @@
+"""The analyst Django app: sessions, the agent and the browser UI."""

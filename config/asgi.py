@@ -1,0 +1,9 @@
+"""The ASGI entry point: Django for HTTP (WebSocket routes arrive with the browser app)."""
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+application = get_asgi_application()

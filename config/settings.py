@@ -1,0 +1,119 @@
+"""Settings, all from environment variables (see .env.example); a .env file is read if present."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+from config.env import envbool, envbytes, envfloat, envint, envsecret, envstr, load_dotenv
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+load_dotenv(BASE_DIR / ".env")
+
+DEBUG = envbool("DEBUG", False)
+SECRET_KEY = envsecret("SECRET_KEY") or ("insecure-dev-key" if DEBUG else "")
+if not SECRET_KEY:
+    raise RuntimeError("SECRET_KEY is not set (make setup writes one to .env)")
+ALLOWED_HOSTS = envstr("ALLOWED_HOSTS", "127.0.0.1,localhost").split(",")
+CSRF_TRUSTED_ORIGINS = [o for o in envstr("CSRF_TRUSTED_ORIGINS").split(",") if o]
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "sandboxes",
+    "analyst",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+ASGI_APPLICATION = "config.asgi.application"
+WSGI_APPLICATION = None
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        envstr("DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'db.sqlite3'}"), conn_max_age=60
+    )
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = envstr("REDIS_URL", "redis://127.0.0.1:6379/0")
+CHANNEL_LAYERS = {
+    "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+}
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = None
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_SERIALIZER = "json"
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "var" / "static"
+MEDIA_ROOT = Path(envstr("MEDIA_ROOT", str(BASE_DIR / "var" / "media")))
+MEDIA_URL = "media/"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+# The sandbox service: where it listens (and where the SDK finds it), and how it isolates code.
+SANDBOXD_URL = envstr("SANDBOXD_URL", "http://127.0.0.1:8787")
+SANDBOXD_TOKEN = envsecret("SANDBOXD_TOKEN")
+SANDBOXD_DRIVER = envstr("SANDBOXD_DRIVER", "auto")
+SANDBOXD_TEMPLATES_DIR = Path(envstr("SANDBOXD_TEMPLATES_DIR", str(BASE_DIR / "var" / "templates")))
+SANDBOXD_DATA_DIR = Path(envstr("SANDBOXD_DATA_DIR", str(BASE_DIR / "var" / "sandboxd")))
+SANDBOXD_POOL_SIZE = envint("SANDBOXD_POOL_SIZE", 2)
+SANDBOXD_MAX_SANDBOXES = envint("SANDBOXD_MAX_SANDBOXES", 64)
+SANDBOXD_DEFAULT_TTL = envint("SANDBOXD_DEFAULT_TTL", 300)
+SANDBOXD_MAX_TTL = envint("SANDBOXD_MAX_TTL", 24 * 3600)
+SANDBOXD_MEMORY_LIMIT = envbytes("SANDBOXD_MEMORY_LIMIT", 2 << 30)
+SANDBOXD_PROCESS_LIMIT = envint("SANDBOXD_PROCESS_LIMIT", 256)
+SANDBOXD_DISK_LIMIT = envbytes("SANDBOXD_DISK_LIMIT", 1 << 30)
+SANDBOXD_CELL_TIMEOUT = envfloat("SANDBOXD_CELL_TIMEOUT", 300.0)
+SANDBOXD_STDOUT_LIMIT = envbytes("SANDBOXD_STDOUT_LIMIT", 1 << 20)
+SANDBOXD_MAX_UPLOAD = envbytes("SANDBOXD_MAX_UPLOAD", 512 << 20)
+# Host variables a kernel may inherit: not secrets, only what its libraries need on this CPU.
+SANDBOXD_KERNEL_ENV = {
+    name: os.environ[name] for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if name in os.environ
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
+}

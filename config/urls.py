@@ -1,0 +1,12 @@
+"""URL routes."""
+
+from django.contrib import admin
+from django.urls import path
+
+from analyst import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("healthz", views.healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+]

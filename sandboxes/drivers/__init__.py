@@ -1,0 +1,31 @@
+"""Isolation drivers, strongest first; ``choose_driver`` fails closed when none works."""
+
+from __future__ import annotations
+
+from sandboxes.drivers.base import Driver, DriverUnavailable
+from sandboxes.drivers.bwrap import BwrapDriver
+
+DRIVERS: dict[str, type[Driver]] = {BwrapDriver.name: BwrapDriver}
+
+
+def choose_driver(name: str = "auto") -> Driver:
+    """The named driver, or with "auto" the strongest that works here; DriverUnavailable otherwise."""
+    if name != "auto":
+        if name not in DRIVERS:
+            raise DriverUnavailable(f"unknown isolation driver {name!r}", f"choose one of {', '.join(DRIVERS)}")
+        driver = DRIVERS[name]()
+        driver.probe()
+        return driver
+    problems = []
+    for cls in sorted(DRIVERS.values(), key=lambda d: -d.strength):
+        driver = cls()
+        try:
+            driver.probe()
+        except DriverUnavailable as exc:
+            problems.append(f"{cls.name}: {exc}")
+            continue
+        return driver
+    raise DriverUnavailable(
+        "no isolation driver works on this machine, so sandboxd will not run code: " + "; ".join(problems),
+        "install bubblewrap (apt-get install bubblewrap) or gVisor (apt-get install runsc)",
+    )

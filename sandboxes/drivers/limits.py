@@ -1,0 +1,128 @@
+"""Resource quotas for an isolated process: cgroups (v2 or v1) when we may create them, rlimits always."""
+
+from __future__ import annotations
+
+import logging
+import os
+import resource
+import signal
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+GROUP_PREFIX = "sandboxd"
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory_bytes: int = 2 << 30
+    max_processes: int = 256
+    disk_bytes: int = 1 << 30
+    open_files: int = 1024
+
+
+class Cgroup:
+    """One cgroup per isolated process, in every hierarchy that enforces a limit we need."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self.paths = paths
+
+    @classmethod
+    def create(cls, limits: Limits) -> Cgroup | None:
+        """Make the group and write its limits; None where this machine does not let us."""
+        name = f"{GROUP_PREFIX}-{uuid.uuid4().hex[:12]}"
+        try:
+            if (CGROUP_ROOT / "cgroup.controllers").exists():
+                return cls._create_v2(name, limits)
+            return cls._create_v1(name, limits)
+        except OSError as exc:
+            log.warning("cgroups unavailable (%s); falling back to rlimits", exc)
+            return None
+
+    @classmethod
+    def _create_v2(cls, name: str, limits: Limits) -> Cgroup:
+        parent = CGROUP_ROOT / GROUP_PREFIX
+        parent.mkdir(exist_ok=True)
+        (parent / "cgroup.subtree_control").write_text("+memory +pids")
+        path = parent / name
+        path.mkdir()
+        group = cls([path])
+        (path / "memory.max").write_text(str(limits.memory_bytes))
+        _write_if_exists(path / "memory.swap.max", "0")
+        (path / "pids.max").write_text(str(limits.max_processes))
+        return group
+
+    @classmethod
+    def _create_v1(cls, name: str, limits: Limits) -> Cgroup:
+        memory = CGROUP_ROOT / "memory" / name
+        pids = CGROUP_ROOT / "pids" / name
+        memory.mkdir()
+        group = cls([memory])
+        pids.mkdir()
+        group.paths.append(pids)
+        (memory / "memory.limit_in_bytes").write_text(str(limits.memory_bytes))
+        _write_if_exists(memory / "memory.memsw.limit_in_bytes", str(limits.memory_bytes))
+        (pids / "pids.max").write_text(str(limits.max_processes))
+        return group
+
+    def join(self) -> None:
+        """Move the calling process into the group (called in the child before exec)."""
+        pid = str(os.getpid())
+        for path in self.paths:
+            (path / "cgroup.procs").write_text(pid)
+
+    def kill_all(self) -> None:
+        for path in self.paths:
+            if _write_if_exists(path / "cgroup.kill", "1"):
+                return
+        for pid in self.pids():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def pids(self) -> set[int]:
+        found: set[int] = set()
+        for path in self.paths:
+            try:
+                found.update(int(p) for p in (path / "cgroup.procs").read_text().split())
+            except OSError:
+                pass
+        return found
+
+    def remove(self) -> None:
+        for path in self.paths:
+            try:
+                path.rmdir()
+            except OSError:
+                log.debug("cgroup %s not removed yet", path)
+
+
+def _write_if_exists(path: Path, value: str) -> bool:
+    try:
+        path.write_text(value)
+    except (FileNotFoundError, PermissionError, OSError):
+        return False
+    return True
+
+
+def child_setup(limits: Limits, cgroup: Cgroup | None) -> Callable[[], None]:
+    """A preexec_fn: join the cgroup, then set the rlimits that hold without one."""
+
+    def setup() -> None:
+        os.setsid()
+        if cgroup is not None:
+            cgroup.join()
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.disk_bytes, limits.disk_bytes))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
+        if cgroup is None:
+            resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+            if os.getuid() != 0:
+                resource.setrlimit(resource.RLIMIT_NPROC, (limits.max_processes,) * 2)
+
+    return setup

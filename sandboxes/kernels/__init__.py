@@ -1,0 +1,1 @@
+"""Kernels: ipykernel processes inside an isolation driver, driven with jupyter_client."""

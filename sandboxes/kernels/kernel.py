@@ -1,0 +1,237 @@
+"""One ipykernel in an isolated process, reached over ipc sockets in its runtime folder."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import queue
+import secrets
+import shutil
+import tempfile
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from jupyter_client.asynchronous import AsyncKernelClient
+
+from sandboxes.drivers.base import SANDBOX_HOME, SANDBOX_RUNTIME, Driver, IsolatedProcess, LaunchSpec
+from sandboxes.drivers.limits import Limits
+from sandboxes.kernels.messages import Event, error_event, is_idle, to_event
+from sandboxes.templates import Template
+
+log = logging.getLogger(__name__)
+
+POLL_SECONDS = 0.05
+INTERRUPT_GRACE_SECONDS = 3.0
+PORTS = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
+
+
+class KernelDied(Exception):
+    """The kernel process is gone; ``reason`` says how it ended."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class KernelStartFailed(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """What a kernel needs besides its workdir: runtime, isolation and quotas."""
+
+    template: Template
+    driver: Driver
+    limits: Limits
+    env: Mapping[str, str]
+
+
+class Kernel:
+    """Start, execute on, interrupt and kill one isolated ipykernel."""
+
+    def __init__(self, spec: KernelSpec, workdir: Path) -> None:
+        self.spec = spec
+        self.workdir = workdir
+        self.runtime_dir = Path(tempfile.mkdtemp(prefix="sbx-k-"))
+        self.process: IsolatedProcess | None = None
+        self.client: AsyncKernelClient | None = None
+
+    async def start(self, timeout: float = 60.0) -> None:
+        """Launch the kernel and wait until it answers kernel_info (startup file included)."""
+        key = secrets.token_hex(32)
+        self._write_connection_file(key)
+        argv = [
+            str(self.spec.template.python), "-m", "ipykernel_launcher",
+            "-f", f"{SANDBOX_RUNTIME}/connection.json",
+            f"--IPKernelApp.exec_files=['{self.spec.template.startup_file}']",
+            "--HistoryManager.enabled=False",
+            "--IPKernelApp.parent_handle=0",
+        ]
+        launch = LaunchSpec(
+            argv=argv,
+            env=self._environment(),
+            workdir=self.workdir,
+            runtime_dir=self.runtime_dir,
+            ro_binds=self.spec.template.runtime_paths(),
+            limits=self.spec.limits,
+        )
+        self.process = await asyncio.to_thread(self.spec.driver.launch, launch)
+        self.client = AsyncKernelClient()
+        self.client.load_connection_info(self._host_connection_info(key))
+        self.client.start_channels()
+        try:
+            await self._wait_ready(timeout)
+        except BaseException:
+            await self.shutdown()
+            raise
+
+    async def _wait_ready(self, timeout: float) -> None:
+        assert self.client is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._check_alive()
+            msg_id = self.client.kernel_info()
+            try:
+                while True:
+                    reply = await self.client.get_shell_msg(timeout=0.25)
+                    if reply["parent_header"].get("msg_id") == msg_id:
+                        await self._drain_iopub()
+                        return
+            except queue.Empty:
+                continue
+        raise KernelStartFailed(f"kernel did not become ready within {timeout:.0f}s")
+
+    async def _drain_iopub(self) -> None:
+        assert self.client is not None
+        while True:
+            try:
+                await self.client.get_iopub_msg(timeout=0.01)
+            except queue.Empty:
+                return
+
+    def _check_alive(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            reason = self.process.exit_description() if self.process else "never started"
+            raise KernelDied(f"the kernel process {reason}")
+
+    def is_alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    async def execute(self, code: str, timeout: float | None) -> AsyncIterator[Event]:
+        """Run ``code``; yield its events as they come. Raises KernelDied, asyncio.TimeoutError."""
+        assert self.client is not None
+        self._check_alive()
+        msg_id = self.client.execute(code, store_history=True, allow_stdin=False)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if deadline is not None and time.monotonic() > deadline:
+                raise asyncio.TimeoutError
+            try:
+                msg = await self.client.get_iopub_msg(timeout=POLL_SECONDS)
+            except queue.Empty:
+                self._check_alive()
+                continue
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if is_idle(msg):
+                break
+            event = to_event(msg)
+            if event is not None:
+                yield event
+        yield {"type": "end_of_execution", "execution_count": await self._execution_count(msg_id)}
+
+    async def _execution_count(self, msg_id: str) -> int | None:
+        assert self.client is not None
+        try:
+            while True:
+                reply = await self.client.get_shell_msg(timeout=1.0)
+                if reply["parent_header"].get("msg_id") == msg_id:
+                    return reply["content"].get("execution_count")
+        except queue.Empty:
+            return None
+
+    async def interrupt(self) -> bool:
+        """Ask the kernel to interrupt its cell; True when it went idle within the grace period."""
+        assert self.client is not None
+        msg = self.client.session.msg("interrupt_request", {})
+        self.client.control_channel.send(msg)
+        deadline = time.monotonic() + INTERRUPT_GRACE_SECONDS
+        while time.monotonic() < deadline and self.is_alive():
+            try:
+                reply = await self.client.get_control_msg(timeout=POLL_SECONDS)
+            except queue.Empty:
+                continue
+            if reply["parent_header"].get("msg_id") == msg["header"]["msg_id"]:
+                return await self._wait_idle(deadline)
+        return False
+
+    async def _wait_idle(self, deadline: float) -> bool:
+        assert self.client is not None
+        while time.monotonic() < deadline:
+            try:
+                msg = await self.client.get_iopub_msg(timeout=POLL_SECONDS)
+            except queue.Empty:
+                if not self.is_alive():
+                    return False
+                continue
+            if is_idle(msg):
+                await self._drain_shell()
+                return True
+        return False
+
+    async def _drain_shell(self) -> None:
+        assert self.client is not None
+        while True:
+            try:
+                await self.client.get_shell_msg(timeout=0.05)
+            except queue.Empty:
+                return
+
+    async def shutdown(self) -> None:
+        """Kill the process and free its sockets; safe to call twice."""
+        if self.client is not None:
+            self.client.stop_channels()
+            self.client = None
+        if self.process is not None:
+            await asyncio.to_thread(self.process.cleanup)
+        shutil.rmtree(self.runtime_dir, ignore_errors=True)
+
+    def _environment(self) -> dict[str, str]:
+        env = {
+            "PATH": f"{self.spec.template.venv}/bin:/usr/local/bin:/usr/bin:/bin",
+            "HOME": SANDBOX_HOME,
+            "USER": "user",
+            "LANG": "C.UTF-8",
+            "TMPDIR": "/tmp",
+            "MPLCONFIGDIR": "/tmp/matplotlib",
+            "IPYTHONDIR": "/tmp/ipython",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        }
+        env.update(self.spec.env)
+        return env
+
+    def _connection_info(self, key: str, ip: str) -> dict[str, object]:
+        info: dict[str, object] = dict(zip(PORTS, range(1, len(PORTS) + 1)))
+        info.update(transport="ipc", ip=ip, key=key, signature_scheme="hmac-sha256")
+        return info
+
+    def _write_connection_file(self, key: str) -> None:
+        info = self._connection_info(key, f"{SANDBOX_RUNTIME}/k")
+        (self.runtime_dir / "connection.json").write_text(json.dumps(info))
+
+    def _host_connection_info(self, key: str) -> dict[str, object]:
+        return self._connection_info(key, str(self.runtime_dir / "k"))
+
+
+def error_for(exc: KernelDied) -> Event:
+    return error_event(
+        "KernelDied",
+        f"The kernel died ({exc.reason}). It was restarted: variables and imports are gone,"
+        " files in the workdir are kept.",
+        [],
+    )

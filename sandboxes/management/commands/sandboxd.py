@@ -1,0 +1,53 @@
+"""`python manage.py sandboxd`: run the sandbox service with the project's settings."""
+
+from __future__ import annotations
+
+import sys
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from sandboxes.drivers.base import DriverUnavailable
+from sandboxes.drivers.limits import Limits
+from sandboxes.server.config import ServerConfig
+from sandboxes.server.serve import serve
+from sandboxes.templates import TemplateNotBuilt
+
+
+def config_from_settings() -> ServerConfig:
+    url = urlsplit(settings.SANDBOXD_URL)
+    if not settings.SANDBOXD_TOKEN:
+        raise CommandError("SANDBOXD_TOKEN is not set (make setup writes one to .env)")
+    return ServerConfig(
+        token=settings.SANDBOXD_TOKEN,
+        host=url.hostname or "127.0.0.1",
+        port=url.port or 8787,
+        driver=settings.SANDBOXD_DRIVER,
+        templates_dir=settings.SANDBOXD_TEMPLATES_DIR,
+        data_dir=settings.SANDBOXD_DATA_DIR,
+        pool_size=settings.SANDBOXD_POOL_SIZE,
+        max_sandboxes=settings.SANDBOXD_MAX_SANDBOXES,
+        default_ttl_seconds=settings.SANDBOXD_DEFAULT_TTL,
+        max_ttl_seconds=settings.SANDBOXD_MAX_TTL,
+        default_cell_timeout=settings.SANDBOXD_CELL_TIMEOUT,
+        stdout_limit_bytes=settings.SANDBOXD_STDOUT_LIMIT,
+        max_upload_bytes=settings.SANDBOXD_MAX_UPLOAD,
+        kernel_env=settings.SANDBOXD_KERNEL_ENV,
+        limits=Limits(
+            memory_bytes=settings.SANDBOXD_MEMORY_LIMIT,
+            max_processes=settings.SANDBOXD_PROCESS_LIMIT,
+            disk_bytes=settings.SANDBOXD_DISK_LIMIT,
+        ),
+    )
+
+
+class Command(BaseCommand):
+    help = "Run the sandbox service (sandboxd) at SANDBOXD_URL."
+
+    def handle(self, *args: object, **options: object) -> None:
+        try:
+            serve(config_from_settings())
+        except (DriverUnavailable, TemplateNotBuilt) as exc:
+            self.stderr.write(f"sandboxd will not start: {exc}")
+            sys.exit(2)

@@ -1,0 +1,30 @@
+"""sandboxd's configuration: one immutable object built by the management command."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sandboxes.drivers.limits import Limits
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    token: str
+    templates_dir: Path
+    data_dir: Path
+    host: str = "127.0.0.1"
+    port: int = 8787
+    driver: str = "auto"
+    limits: Limits = field(default_factory=Limits)
+    pool_size: int = 2
+    pool_templates: tuple[str, ...] = ("code-interpreter",)
+    default_ttl_seconds: int = 300
+    max_ttl_seconds: int = 24 * 3600
+    default_cell_timeout: float = 300.0
+    stdout_limit_bytes: int = 1 << 20
+    max_upload_bytes: int = 512 << 20
+    max_sandboxes: int = 64
+    kernel_env: Mapping[str, str] = field(default_factory=dict)
+    reap_interval_seconds: float = 1.0

@@ -1,0 +1,98 @@
+"""A code context: one kernel whose state persists across cells, with timeouts, caps and restarts."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from sandboxes.errors import ContextBusy
+from sandboxes.kernels.kernel import Kernel, KernelDied, KernelSpec, error_for
+from sandboxes.kernels.messages import Event, error_event
+
+log = logging.getLogger(__name__)
+
+
+class CodeContext:
+    def __init__(self, spec: KernelSpec, workdir: Path, kernel: Kernel | None = None) -> None:
+        self.id = uuid.uuid4().hex
+        self.spec = spec
+        self.workdir = workdir
+        self.kernel = kernel or Kernel(spec, workdir)
+        self._lock = asyncio.Lock()
+
+    async def start(self) -> None:
+        await self.kernel.start()
+
+    def info(self) -> dict[str, object]:
+        return {"id": self.id, "language": "python", "cwd": "/home/user", "busy": self._lock.locked()}
+
+    async def run(self, code: str, *, timeout: float, stdout_limit: int) -> AsyncIterator[Event]:
+        """Execute ``code``; yield its events, ending with ``end_of_execution``.
+
+        A cell that outlives ``timeout`` is interrupted; if it will not stop, the kernel is
+        restarted. A kernel that dies is restarted. Either way the events say so plainly.
+        """
+        if self._lock.locked():
+            raise ContextBusy("this code context is already running a cell")
+        async with self._lock:
+            capped = OutputCap(stdout_limit)
+            try:
+                async for event in self.kernel.execute(code, timeout):
+                    for out in capped.filter(event):
+                        yield out
+            except asyncio.TimeoutError:
+                async for event in self._after_timeout(timeout):
+                    yield event
+            except KernelDied as exc:
+                await self.restart()
+                yield error_for(exc)
+                yield {"type": "end_of_execution", "execution_count": None}
+
+    async def _after_timeout(self, timeout: float) -> AsyncIterator[Event]:
+        if await self.kernel.interrupt():
+            message = f"The cell ran longer than {timeout:g} s and was interrupted. State is kept."
+        else:
+            await self.restart()
+            message = (
+                f"The cell ran longer than {timeout:g} s and would not stop, so the kernel was"
+                " restarted: variables and imports are gone, files in the workdir are kept."
+            )
+        yield error_event("TimeoutError", message, [])
+        yield {"type": "end_of_execution", "execution_count": None}
+
+    async def interrupt(self) -> bool:
+        return await self.kernel.interrupt()
+
+    async def restart(self) -> None:
+        await self.kernel.shutdown()
+        self.kernel = Kernel(self.spec, self.workdir)
+        await self.kernel.start()
+
+    async def close(self) -> None:
+        await self.kernel.shutdown()
+
+
+class OutputCap:
+    """Passes stdout/stderr until ``limit`` bytes, then one visible marker, then nothing more."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+        self.truncated = False
+
+    def filter(self, event: Event) -> list[Event]:
+        if event["type"] not in ("stdout", "stderr"):
+            return [event]
+        if self.truncated:
+            return []
+        data = event["text"].encode()
+        if self.used + len(data) <= self.limit:
+            self.used += len(data)
+            return [event]
+        self.truncated = True
+        head = data[: self.limit - self.used].decode(errors="ignore")
+        marker = f"\n[output truncated: more than {self.limit} bytes of output in this cell]\n"
+        return [{**event, "text": head}, {"type": "stderr", "text": marker}]

@@ -1,0 +1,128 @@
+"""Files in a sandbox's workdir, walked with O_NOFOLLOW so no path or symlink ever leads out."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path, PurePosixPath
+
+from sandboxes.errors import FileNotFound, FileTooLarge, InvalidPath, QuotaExceeded
+
+CHUNK = 256 << 10
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def split(path: str) -> list[str]:
+    """The components of a relative path inside the workdir; InvalidPath for anything else."""
+    if not path or "\x00" in path:
+        raise InvalidPath("a file path is required")
+    pure = PurePosixPath(path)
+    if pure.is_absolute():
+        raise InvalidPath(f"{path!r} is absolute; paths are relative to the sandbox's workdir")
+    parts = [p for p in pure.parts if p != "."]
+    if ".." in parts:
+        raise InvalidPath(f"{path!r} leaves the workdir ('..' is not allowed)")
+    return parts
+
+
+@contextlib.contextmanager
+def open_dir(workdir: Path, parts: list[str], *, create: bool = False) -> Iterator[int]:
+    """A descriptor of the folder ``parts`` under ``workdir``; no component may be a symlink."""
+    fd = os.open(workdir, DIR_FLAGS)
+    try:
+        for index, name in enumerate(parts):
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, 0o755, dir_fd=fd)
+            try:
+                child = os.open(name, DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                raise _path_error(exc, "/".join(parts[: index + 1])) from None
+            os.close(fd)
+            fd = child
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _path_error(exc: OSError, shown: str) -> Exception:
+    if exc.errno == errno.ENOENT:
+        return FileNotFound(f"{shown!r} does not exist")
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+        return InvalidPath(f"{shown!r} is a symbolic link or not a folder; links are not followed")
+    if exc.errno == errno.ENOSPC:
+        return QuotaExceeded("the sandbox's disk quota is full")
+    return InvalidPath(f"{shown!r}: {exc.strerror}")
+
+
+async def write(workdir: Path, path: str, chunks: AsyncIterator[bytes], *, max_bytes: int) -> int:
+    """Stream ``chunks`` to ``path`` atomically: a failed or oversized upload leaves nothing."""
+    *folders, name = split(path) or [""]
+    if not name:
+        raise InvalidPath("a file name is required")
+    with open_dir(workdir, folders, create=True) as dir_fd:
+        temp = f".upload-{secrets.token_hex(8)}"
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dir_fd)
+        size = 0
+        try:
+            with os.fdopen(fd, "wb", closefd=True) as out:
+                async for chunk in chunks:
+                    size += len(chunk)
+                    if size > max_bytes:
+                        raise FileTooLarge(f"the file is larger than the limit of {max_bytes} bytes")
+                    out.write(chunk)
+            os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except OSError as exc:
+            os.unlink(temp, dir_fd=dir_fd)
+            if exc.errno == errno.EISDIR:
+                raise InvalidPath(f"{path!r} is a folder") from None
+            raise _path_error(exc, path) from None
+        except BaseException:
+            os.unlink(temp, dir_fd=dir_fd)
+            raise
+    return size
+
+
+def open_for_read(workdir: Path, path: str) -> tuple[int, int]:
+    """(descriptor, size) of the regular file at ``path``."""
+    *folders, name = split(path) or [""]
+    with open_dir(workdir, folders) as dir_fd:
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dir_fd)
+        except OSError as exc:
+            raise _path_error(exc, path) from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise InvalidPath(f"{path!r} is not a regular file")
+    return fd, info.st_size
+
+
+def iter_file(fd: int) -> Iterator[bytes]:
+    with os.fdopen(fd, "rb") as stream:
+        while chunk := stream.read(CHUNK):
+            yield chunk
+
+
+def list_dir(workdir: Path, path: str) -> list[dict[str, object]]:
+    parts = split(path) if path not in ("", ".") else []
+    prefix = "/".join(parts)
+    entries = []
+    with open_dir(workdir, parts) as dir_fd, os.scandir(dir_fd) as scan:
+        for entry in scan:
+            if entry.name.startswith(".upload-"):
+                continue
+            info = entry.stat(follow_symlinks=False)
+            kind = "dir" if stat.S_ISDIR(info.st_mode) else "symlink" if stat.S_ISLNK(info.st_mode) else "file"
+            entries.append({
+                "name": entry.name,
+                "path": f"{prefix}/{entry.name}" if prefix else entry.name,
+                "type": kind,
+                "size": info.st_size,
+                "modified": info.st_mtime,
+            })
+    return sorted(entries, key=lambda e: (e["type"] != "dir", str(e["name"])))

@@ -1,0 +1,127 @@
+"""Every live sandbox of this service, creation (pooled or cold), lookup, and the TTL reaper."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+
+from sandboxes.errors import CapacityExceeded, InvalidRequest, SandboxExpired, SandboxNotFound, TemplateNotFound
+from sandboxes.kernels.kernel import KernelSpec
+from sandboxes.server import workdirs
+from sandboxes.server.config import ServerConfig
+from sandboxes.server.contexts import CodeContext
+from sandboxes.server.pool import WarmPool
+from sandboxes.server.sandbox import ServerSandbox
+
+log = logging.getLogger(__name__)
+EXPIRED_MEMORY = 10_000
+
+
+class Registry:
+    def __init__(self, config: ServerConfig, specs: dict[str, KernelSpec]) -> None:
+        self.config = config
+        self.specs = specs
+        self.sandboxes: dict[str, ServerSandbox] = {}
+        self.expired: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self.pool = WarmPool(size=config.pool_size, specs=self._pooled_specs(), new_workdir=self.new_workdir)
+        self._reaper: asyncio.Task[None] | None = None
+
+    def _pooled_specs(self) -> dict[str, KernelSpec]:
+        return {name: spec for name, spec in self.specs.items() if name in self.config.pool_templates}
+
+    def start(self) -> None:
+        (self.config.data_dir / "sandboxes").mkdir(parents=True, exist_ok=True)
+        self.pool.start()
+        self._reaper = asyncio.create_task(self._reap_forever())
+
+    def new_workdir(self, sandbox_id: str) -> Path:
+        path = self.config.data_dir / "sandboxes" / sandbox_id
+        workdirs.create(path, self.config.limits.disk_bytes)
+        return path
+
+    def check_ttl(self, ttl_seconds: object) -> int:
+        if ttl_seconds is None:
+            return self.config.default_ttl_seconds
+        if not isinstance(ttl_seconds, int) or isinstance(ttl_seconds, bool) or ttl_seconds <= 0:
+            raise InvalidRequest("ttl_seconds must be a positive integer")
+        if ttl_seconds > self.config.max_ttl_seconds:
+            raise InvalidRequest(f"ttl_seconds may be at most {self.config.max_ttl_seconds}")
+        return ttl_seconds
+
+    async def create(self, *, template: str, ttl_seconds: int, metadata: Mapping[str, str]) -> ServerSandbox:
+        spec = self.specs.get(template)
+        if spec is None:
+            raise TemplateNotFound(f"no template {template!r}; available: {', '.join(sorted(self.specs))}")
+        if len(self.sandboxes) >= self.config.max_sandboxes:
+            raise CapacityExceeded(f"this service runs at most {self.config.max_sandboxes} sandboxes")
+        warm = self.pool.take(template)
+        if warm is not None:
+            sandbox = self._new(warm.sandbox_id, template, spec, warm.workdir, ttl_seconds, metadata)
+            sandbox.add_context(CodeContext(spec, warm.workdir, kernel=warm.kernel), default=True)
+            return sandbox
+        sandbox_id = uuid.uuid4().hex
+        workdir = await asyncio.to_thread(self.new_workdir, sandbox_id)
+        sandbox = self._new(sandbox_id, template, spec, workdir, ttl_seconds, metadata)
+        try:
+            await sandbox.new_context()
+        except BaseException:
+            await self.kill(sandbox_id)
+            raise
+        return sandbox
+
+    def _new(self, sandbox_id: str, template: str, spec: KernelSpec, workdir: Path, ttl: int,
+             metadata: Mapping[str, str]) -> ServerSandbox:
+        sandbox = ServerSandbox(
+            sandbox_id, template=template, spec=spec, workdir=workdir, ttl_seconds=ttl, metadata=metadata
+        )
+        self.sandboxes[sandbox_id] = sandbox
+        return sandbox
+
+    def get(self, sandbox_id: str) -> ServerSandbox:
+        """The live sandbox, its TTL clock restarted."""
+        sandbox = self.sandboxes.get(sandbox_id)
+        if sandbox is None:
+            if sandbox_id in self.expired:
+                raise SandboxExpired(f"sandbox {sandbox_id} expired and was removed")
+            raise SandboxNotFound(f"no sandbox {sandbox_id}")
+        sandbox.touch()
+        return sandbox
+
+    def list(self, metadata: Mapping[str, str]) -> list[ServerSandbox]:
+        return [
+            s for s in self.sandboxes.values() if all(s.metadata.get(k) == v for k, v in metadata.items())
+        ]
+
+    async def kill(self, sandbox_id: str) -> None:
+        sandbox = self.sandboxes.pop(sandbox_id, None)
+        if sandbox is None:
+            raise SandboxNotFound(f"no sandbox {sandbox_id}")
+        await sandbox.kill()
+
+    async def _reap_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.reap_interval_seconds)
+            for sandbox in [s for s in self.sandboxes.values() if s.is_expired()]:
+                log.info("sandbox %s expired; removing it", sandbox.id)
+                self.sandboxes.pop(sandbox.id, None)
+                self._remember_expired(sandbox.id)
+                try:
+                    await sandbox.kill()
+                except Exception:
+                    log.exception("could not clean up expired sandbox %s", sandbox.id)
+
+    def _remember_expired(self, sandbox_id: str) -> None:
+        self.expired[sandbox_id] = None
+        while len(self.expired) > EXPIRED_MEMORY:
+            self.expired.popitem(last=False)
+
+    async def close(self) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
+        await self.pool.close()
+        sandboxes, self.sandboxes = list(self.sandboxes.values()), {}
+        await asyncio.gather(*(s.kill() for s in sandboxes), return_exceptions=True)

@@ -1,0 +1,93 @@
+"""A sandbox on the server: a workdir, its code contexts and its time to live."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from sandboxes.errors import ContextNotFound
+from sandboxes.kernels.kernel import KernelSpec
+from sandboxes.server import workdirs
+from sandboxes.server.contexts import CodeContext
+
+
+class ServerSandbox:
+    def __init__(
+        self,
+        sandbox_id: str,
+        *,
+        template: str,
+        spec: KernelSpec,
+        workdir: Path,
+        ttl_seconds: int,
+        metadata: Mapping[str, str],
+    ) -> None:
+        self.id = sandbox_id
+        self.template = template
+        self.spec = spec
+        self.workdir = workdir
+        self.ttl_seconds = ttl_seconds
+        self.metadata = dict(metadata)
+        self.created_at = time.time()
+        self.last_used = time.monotonic()
+        self.contexts: dict[str, CodeContext] = {}
+        self.default_context_id = ""
+
+    def add_context(self, context: CodeContext, *, default: bool = False) -> None:
+        self.contexts[context.id] = context
+        if default or not self.default_context_id:
+            self.default_context_id = context.id
+
+    async def new_context(self) -> CodeContext:
+        context = CodeContext(self.spec, self.workdir)
+        await context.start()
+        self.add_context(context)
+        return context
+
+    def context(self, context_id: str) -> CodeContext:
+        if context_id == "default":
+            context_id = self.default_context_id
+        try:
+            return self.contexts[context_id]
+        except KeyError:
+            raise ContextNotFound(f"no code context {context_id!r} in sandbox {self.id}") from None
+
+    async def close_context(self, context_id: str) -> None:
+        context = self.context(context_id)
+        del self.contexts[context.id]
+        if context.id == self.default_context_id:
+            self.default_context_id = next(iter(self.contexts), "")
+        await context.close()
+
+    def touch(self) -> None:
+        self.last_used = time.monotonic()
+
+    def set_ttl(self, seconds: int) -> None:
+        self.ttl_seconds = seconds
+        self.touch()
+
+    def seconds_left(self) -> float:
+        return self.ttl_seconds - (time.monotonic() - self.last_used)
+
+    def is_expired(self) -> bool:
+        busy = any(c.info()["busy"] for c in self.contexts.values())
+        return not busy and self.seconds_left() <= 0
+
+    async def kill(self) -> None:
+        contexts, self.contexts = list(self.contexts.values()), {}
+        await asyncio.gather(*(c.close() for c in contexts), return_exceptions=True)
+        await asyncio.to_thread(workdirs.destroy, self.workdir)
+
+    def info(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "template": self.template,
+            "metadata": self.metadata,
+            "created_at": self.created_at,
+            "ttl_seconds": self.ttl_seconds,
+            "expires_in": max(0.0, round(self.seconds_left(), 3)),
+            "default_context_id": self.default_context_id,
+            "contexts": [c.info() for c in self.contexts.values()],
+        }
