@@ -208,6 +208,7 @@ class Kernel:
             "LANG": "C.UTF-8",
             "TMPDIR": "/tmp",
             "MPLCONFIGDIR": "/tmp/matplotlib",
+            "XDG_CACHE_HOME": "/tmp/.cache",
             "IPYTHONDIR": "/tmp/ipython",
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYDEVD_DISABLE_FILE_VALIDATION": "1",

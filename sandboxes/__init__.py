@@ -1,0 +1,62 @@
+"""The sandbox SDK: isolated, persistent Jupyter-style kernels on sandboxd.
+
+    from sandboxes import Sandbox
+    sb = Sandbox.create(template="code-interpreter", ttl_seconds=3600)
+    ex = sb.run_code("1 + 1")   # ex.text == "2"
+
+Importing this package never imports jupyter_client or Django: it is safe in any process.
+"""
+
+from sandboxes.client.aio import AsyncCodeContext, AsyncFiles, AsyncSandbox
+from sandboxes.client.payloads import EntryInfo, SandboxInfo, WriteInfo
+from sandboxes.client.sync import CodeContext, Files, Sandbox
+from sandboxes.errors import (
+    AuthenticationError,
+    CapacityExceeded,
+    ContextBusy,
+    ContextNotFound,
+    FileNotFound,
+    FileTooLarge,
+    InvalidPath,
+    InvalidRequest,
+    NotFound,
+    QuotaExceeded,
+    RequestTimeout,
+    SandboxError,
+    SandboxExpired,
+    SandboxNotFound,
+    ServiceUnavailable,
+    TemplateNotFound,
+)
+from sandboxes.execution import Execution, ExecutionError, Result
+
+__all__ = [
+    "AsyncCodeContext",
+    "AsyncFiles",
+    "AsyncSandbox",
+    "AuthenticationError",
+    "CapacityExceeded",
+    "CodeContext",
+    "ContextBusy",
+    "ContextNotFound",
+    "EntryInfo",
+    "Execution",
+    "ExecutionError",
+    "FileNotFound",
+    "FileTooLarge",
+    "Files",
+    "InvalidPath",
+    "InvalidRequest",
+    "NotFound",
+    "QuotaExceeded",
+    "RequestTimeout",
+    "Result",
+    "Sandbox",
+    "SandboxError",
+    "SandboxExpired",
+    "SandboxInfo",
+    "SandboxNotFound",
+    "ServiceUnavailable",
+    "TemplateNotFound",
+    "WriteInfo",
+]

@@ -1,0 +1,207 @@
+"""The asyncio SDK: AsyncSandbox, AsyncCodeContext and AsyncFiles over one httpx.AsyncClient.
+
+Same methods, arguments, returns and errors as the blocking SDK in sync.py; handlers may be
+plain functions or coroutines.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterable, AsyncIterator
+from typing import IO, Any
+
+import httpx
+
+from sandboxes.client.connection import ConnectionConfig, raise_for_status, translate_errors
+from sandboxes.client.payloads import (
+    UPLOAD_CHUNK,
+    EntryInfo,
+    SandboxInfo,
+    WriteInfo,
+    create_body,
+    execute_body,
+    list_params,
+)
+from sandboxes.execution import Execution, Handlers, apply_event, parse_event
+
+
+class _AsyncApi:
+    def __init__(self, config: ConnectionConfig, http: httpx.AsyncClient | None = None) -> None:
+        self.config = config
+        self.http = http or httpx.AsyncClient(base_url=config.url, headers=config.headers, timeout=config.timeout())
+
+    async def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        with translate_errors():
+            response = await self.http.request(method, path, **kwargs)
+        raise_for_status(response)
+        return response
+
+    async def stream_lines(self, method: str, path: str, **kwargs: Any) -> AsyncIterator[str]:
+        with translate_errors():
+            async with self.http.stream(method, path, **kwargs) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise_for_status(response)
+                async for line in response.aiter_lines():
+                    if line:
+                        yield line
+
+
+class AsyncSandbox:
+    """The asyncio twin of Sandbox."""
+
+    def __init__(self, info: SandboxInfo, api: _AsyncApi) -> None:
+        self._api = api
+        self._info = info
+        self.sandbox_id = info.sandbox_id
+        self.files = AsyncFiles(self)
+
+    @classmethod
+    async def create(
+        cls,
+        template: str = "code-interpreter",
+        ttl_seconds: int | None = None,
+        metadata: dict[str, str] | None = None,
+        *,
+        url: str | None = None,
+        token: str | None = None,
+        request_timeout: float | None = None,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> AsyncSandbox:
+        api = _AsyncApi(ConnectionConfig.resolve(url, token, request_timeout), http_client)
+        response = await api.request("POST", "/sandboxes", json=create_body(template, ttl_seconds, metadata))
+        return cls(SandboxInfo.from_json(response.json()), api)
+
+    @classmethod
+    async def connect(cls, sandbox_id: str, *, url: str | None = None, token: str | None = None,
+                      request_timeout: float | None = None,
+                      http_client: httpx.AsyncClient | None = None) -> AsyncSandbox:
+        api = _AsyncApi(ConnectionConfig.resolve(url, token, request_timeout), http_client)
+        response = await api.request("GET", f"/sandboxes/{sandbox_id}")
+        return cls(SandboxInfo.from_json(response.json()), api)
+
+    @classmethod
+    async def list(cls, metadata: dict[str, str] | None = None, *, url: str | None = None,
+                   token: str | None = None) -> list[SandboxInfo]:
+        api = _AsyncApi(ConnectionConfig.resolve(url, token))
+        try:
+            body = (await api.request("GET", "/sandboxes", params=list_params(metadata))).json()
+        finally:
+            await api.http.aclose()
+        return [SandboxInfo.from_json(item) for item in body["sandboxes"]]
+
+    @property
+    def metadata(self) -> dict[str, str]:
+        return self._info.metadata
+
+    @property
+    def template(self) -> str:
+        return self._info.template
+
+    @property
+    def default_context(self) -> AsyncCodeContext:
+        return AsyncCodeContext(self, self._info.default_context_id)
+
+    async def get_info(self) -> SandboxInfo:
+        response = await self._api.request("GET", f"/sandboxes/{self.sandbox_id}")
+        self._info = SandboxInfo.from_json(response.json())
+        return self._info
+
+    async def create_code_context(self) -> AsyncCodeContext:
+        body = (await self._api.request("POST", f"/sandboxes/{self.sandbox_id}/contexts")).json()
+        return AsyncCodeContext(self, body["id"])
+
+    async def run_code(self, code: str, *, context: AsyncCodeContext | None = None, **options: Any) -> Execution:
+        return await (context or self.default_context).run_code(code, **options)
+
+    async def set_ttl(self, seconds: int) -> None:
+        await self._api.request("POST", f"/sandboxes/{self.sandbox_id}/ttl", json={"ttl_seconds": seconds})
+
+    async def kill(self) -> None:
+        await self._api.request("DELETE", f"/sandboxes/{self.sandbox_id}")
+
+    async def close(self) -> None:
+        await self._api.http.aclose()
+
+    async def __aenter__(self) -> AsyncSandbox:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        try:
+            await self.kill()
+        finally:
+            await self.close()
+
+
+class AsyncCodeContext:
+    def __init__(self, sandbox: AsyncSandbox, context_id: str) -> None:
+        self.sandbox = sandbox
+        self.id = context_id
+        self._path = f"/sandboxes/{sandbox.sandbox_id}/contexts/{context_id}"
+
+    async def run_code(
+        self,
+        code: str,
+        *,
+        on_stdout: Any = None,
+        on_stderr: Any = None,
+        on_result: Any = None,
+        on_error: Any = None,
+        timeout: float | None = None,
+        request_timeout: float | None = None,
+    ) -> Execution:
+        api = self.sandbox._api
+        handlers = Handlers(on_stdout, on_stderr, on_result, on_error)
+        execution = Execution()
+        lines = api.stream_lines(
+            "POST", f"{self._path}/execute", json=execute_body(code, timeout),
+            timeout=api.config.execution_timeout(timeout, request_timeout),
+        )
+        async for line in lines:
+            outcome = apply_event(execution, parse_event(line), handlers)
+            if inspect.isawaitable(outcome):
+                await outcome
+        return execution
+
+    async def interrupt(self) -> bool:
+        return bool((await self.sandbox._api.request("POST", f"{self._path}/interrupt")).json()["interrupted"])
+
+    async def restart(self) -> None:
+        await self.sandbox._api.request("POST", f"{self._path}/restart")
+
+    async def close(self) -> None:
+        await self.sandbox._api.request("DELETE", self._path)
+
+
+class AsyncFiles:
+    def __init__(self, sandbox: AsyncSandbox) -> None:
+        self._api = sandbox._api
+        self._path = f"/sandboxes/{sandbox.sandbox_id}/files"
+
+    async def write(self, path: str, data: bytes | str | IO[bytes] | AsyncIterable[bytes]) -> WriteInfo:
+        content = _as_content(data)
+        response = await self._api.request("PUT", self._path, params={"path": path}, content=content)
+        return WriteInfo.from_json(response.json())
+
+    async def read(self, path: str, format: str = "text") -> str | bytes:
+        content = (await self._api.request("GET", self._path, params={"path": path})).content
+        return content if format == "bytes" else content.decode()
+
+    async def list(self, path: str = ".") -> list[EntryInfo]:
+        body = (await self._api.request("GET", f"{self._path}/list", params={"path": path})).json()
+        return [EntryInfo.from_json(entry) for entry in body["entries"]]
+
+
+def _as_content(data: bytes | str | IO[bytes] | AsyncIterable[bytes]) -> bytes | AsyncIterator[bytes]:
+    if isinstance(data, str):
+        return data.encode()
+    if isinstance(data, bytes):
+        return data
+    if hasattr(data, "read"):
+        return _read_chunks(data)  # type: ignore[arg-type]
+    return aiter(data)  # type: ignore[arg-type]
+
+
+async def _read_chunks(stream: IO[bytes]) -> AsyncIterator[bytes]:
+    while chunk := stream.read(UPLOAD_CHUNK):
+        yield chunk

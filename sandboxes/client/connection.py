@@ -1,0 +1,68 @@
+"""Where sandboxd is and how to talk to it: URL and token resolution, timeouts, error mapping."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import httpx
+
+from sandboxes import errors
+
+DEFAULT_URL = "http://127.0.0.1:8787"
+DEFAULT_REQUEST_TIMEOUT = 30.0
+CONNECT_TIMEOUT = 5.0
+# An execution's stream may stay quiet while a cell computes; allow its timeout plus this much.
+EXECUTION_MARGIN = 30.0
+
+
+@dataclass(frozen=True)
+class ConnectionConfig:
+    url: str
+    token: str
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT
+
+    @classmethod
+    def resolve(cls, url: str | None = None, token: str | None = None,
+                request_timeout: float | None = None) -> ConnectionConfig:
+        """Arguments first, then SANDBOXD_URL / SANDBOXD_TOKEN from the environment."""
+        return cls(
+            url=(url or os.environ.get("SANDBOXD_URL") or DEFAULT_URL).rstrip("/"),
+            token=token if token is not None else os.environ.get("SANDBOXD_TOKEN", ""),
+            request_timeout=request_timeout or DEFAULT_REQUEST_TIMEOUT,
+        )
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+    def timeout(self, seconds: float | None = None) -> httpx.Timeout:
+        return httpx.Timeout(seconds or self.request_timeout, connect=CONNECT_TIMEOUT)
+
+    def execution_timeout(self, cell_timeout: float | None, request_timeout: float | None) -> httpx.Timeout:
+        read = request_timeout or (cell_timeout or 300.0) + EXECUTION_MARGIN
+        return httpx.Timeout(read, connect=CONNECT_TIMEOUT)
+
+
+def raise_for_status(response: httpx.Response) -> None:
+    """Turn an error response into the SandboxError its JSON code names (body already read)."""
+    if response.status_code < 400:
+        return
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    raise errors.from_body(response.status_code, body)
+
+
+@contextlib.contextmanager
+def translate_errors() -> Iterator[None]:
+    """httpx's transport errors as the SDK's own exceptions."""
+    try:
+        yield
+    except httpx.TimeoutException as exc:
+        raise errors.RequestTimeout(f"the sandbox service did not answer in time ({exc})") from exc
+    except httpx.TransportError as exc:
+        raise errors.ServiceUnavailable(f"cannot reach the sandbox service: {exc}") from exc

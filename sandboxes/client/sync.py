@@ -1,0 +1,226 @@
+"""The blocking SDK: Sandbox, CodeContext and Files over one httpx.Client."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import IO, Any
+
+import httpx
+
+from sandboxes.client.connection import ConnectionConfig, raise_for_status, translate_errors
+from sandboxes.client.payloads import (
+    UPLOAD_CHUNK,
+    EntryInfo,
+    SandboxInfo,
+    WriteInfo,
+    create_body,
+    execute_body,
+    list_params,
+)
+from sandboxes.execution import (
+    ErrorHandler,
+    Execution,
+    Handlers,
+    OutputHandler,
+    ResultHandler,
+    apply_event,
+    parse_event,
+)
+
+
+class _Api:
+    """One sandboxd connection: JSON requests, streamed executions, translated errors."""
+
+    def __init__(self, config: ConnectionConfig, http: httpx.Client | None = None) -> None:
+        self.config = config
+        self.http = http or httpx.Client(base_url=config.url, headers=config.headers, timeout=config.timeout())
+
+    def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        with translate_errors():
+            response = self.http.request(method, path, **kwargs)
+        raise_for_status(response)
+        return response
+
+    def stream_lines(self, method: str, path: str, **kwargs: Any) -> Iterator[str]:
+        with translate_errors(), self.http.stream(method, path, **kwargs) as response:
+            if response.status_code >= 400:
+                response.read()
+                raise_for_status(response)
+            yield from (line for line in response.iter_lines() if line)
+
+
+class Sandbox:
+    """A sandbox on sandboxd: files, and code contexts whose state persists across cells.
+
+    ``Sandbox.create()`` and ``Sandbox.connect(id)`` find the service through the
+    SANDBOXD_URL and SANDBOXD_TOKEN environment variables unless given ``url``/``token``.
+    """
+
+    def __init__(self, info: SandboxInfo, api: _Api) -> None:
+        self._api = api
+        self._info = info
+        self.sandbox_id = info.sandbox_id
+        self.files = Files(self)
+
+    @classmethod
+    def create(
+        cls,
+        template: str = "code-interpreter",
+        ttl_seconds: int | None = None,
+        metadata: dict[str, str] | None = None,
+        *,
+        url: str | None = None,
+        token: str | None = None,
+        request_timeout: float | None = None,
+        http_client: httpx.Client | None = None,
+    ) -> Sandbox:
+        """Start a sandbox (from the warm pool when one is ready). Raises SandboxError."""
+        api = _Api(ConnectionConfig.resolve(url, token, request_timeout), http_client)
+        response = api.request("POST", "/sandboxes", json=create_body(template, ttl_seconds, metadata))
+        return cls(SandboxInfo.from_json(response.json()), api)
+
+    @classmethod
+    def connect(cls, sandbox_id: str, *, url: str | None = None, token: str | None = None,
+                request_timeout: float | None = None, http_client: httpx.Client | None = None) -> Sandbox:
+        """Attach to a running sandbox. Raises SandboxNotFound or SandboxExpired."""
+        api = _Api(ConnectionConfig.resolve(url, token, request_timeout), http_client)
+        return cls(SandboxInfo.from_json(api.request("GET", f"/sandboxes/{sandbox_id}").json()), api)
+
+    @classmethod
+    def list(cls, metadata: dict[str, str] | None = None, *, url: str | None = None,
+             token: str | None = None) -> list[SandboxInfo]:
+        """The running sandboxes whose metadata contains ``metadata``."""
+        api = _Api(ConnectionConfig.resolve(url, token))
+        try:
+            body = api.request("GET", "/sandboxes", params=list_params(metadata)).json()
+        finally:
+            api.http.close()
+        return [SandboxInfo.from_json(item) for item in body["sandboxes"]]
+
+    @property
+    def metadata(self) -> dict[str, str]:
+        return self._info.metadata
+
+    @property
+    def template(self) -> str:
+        return self._info.template
+
+    @property
+    def default_context(self) -> CodeContext:
+        return CodeContext(self, self._info.default_context_id)
+
+    def get_info(self) -> SandboxInfo:
+        self._info = SandboxInfo.from_json(self._api.request("GET", f"/sandboxes/{self.sandbox_id}").json())
+        return self._info
+
+    def create_code_context(self) -> CodeContext:
+        """A new kernel in this sandbox, sharing its files but not its variables."""
+        body = self._api.request("POST", f"/sandboxes/{self.sandbox_id}/contexts").json()
+        return CodeContext(self, body["id"])
+
+    def run_code(self, code: str, *, context: CodeContext | None = None, **options: Any) -> Execution:
+        """Run ``code`` in ``context`` (default: the sandbox's first context); see CodeContext.run_code."""
+        return (context or self.default_context).run_code(code, **options)
+
+    def set_ttl(self, seconds: int) -> None:
+        """Expire ``seconds`` after the last use from now on, instead of the TTL given at creation."""
+        self._api.request("POST", f"/sandboxes/{self.sandbox_id}/ttl", json={"ttl_seconds": seconds})
+
+    def kill(self) -> None:
+        """Stop every kernel and delete the workdir. Raises SandboxNotFound if already gone."""
+        self._api.request("DELETE", f"/sandboxes/{self.sandbox_id}")
+
+    def close(self) -> None:
+        """Close the HTTP connection; the sandbox lives on until killed or expired."""
+        self._api.http.close()
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.kill()
+        finally:
+            self.close()
+
+
+class CodeContext:
+    """One kernel: variables, imports and the working folder persist across run_code calls."""
+
+    def __init__(self, sandbox: Sandbox, context_id: str) -> None:
+        self.sandbox = sandbox
+        self.id = context_id
+        self._path = f"/sandboxes/{sandbox.sandbox_id}/contexts/{context_id}"
+
+    def run_code(
+        self,
+        code: str,
+        *,
+        on_stdout: OutputHandler | None = None,
+        on_stderr: OutputHandler | None = None,
+        on_result: ResultHandler | None = None,
+        on_error: ErrorHandler | None = None,
+        timeout: float | None = None,
+        request_timeout: float | None = None,
+    ) -> Execution:
+        """Run a cell, calling the handlers as output streams in; return the whole Execution.
+
+        ``timeout`` bounds the cell on the server (interrupted, then the kernel restarted);
+        ``request_timeout`` bounds the HTTP wait. A failing cell sets ``Execution.error``;
+        service failures raise SandboxError (ContextBusy, SandboxNotFound, RequestTimeout ...).
+        """
+        api = self.sandbox._api
+        handlers = Handlers(on_stdout, on_stderr, on_result, on_error)
+        execution = Execution()
+        lines = api.stream_lines(
+            "POST", f"{self._path}/execute", json=execute_body(code, timeout),
+            timeout=api.config.execution_timeout(timeout, request_timeout),
+        )
+        for line in lines:
+            apply_event(execution, parse_event(line), handlers)
+        return execution
+
+    def interrupt(self) -> bool:
+        """Interrupt the running cell; True if the kernel stopped it."""
+        return bool(self.sandbox._api.request("POST", f"{self._path}/interrupt").json()["interrupted"])
+
+    def restart(self) -> None:
+        """Restart the kernel with empty state (files are kept)."""
+        self.sandbox._api.request("POST", f"{self._path}/restart")
+
+    def close(self) -> None:
+        self.sandbox._api.request("DELETE", self._path)
+
+
+class Files:
+    """The sandbox's workdir (/home/user inside); paths are relative to it."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self._api = sandbox._api
+        self._path = f"/sandboxes/{sandbox.sandbox_id}/files"
+
+    def write(self, path: str, data: bytes | str | IO[bytes] | Iterable[bytes]) -> WriteInfo:
+        """Store ``data`` at ``path``, streamed (a file object is read in chunks). Raises
+        InvalidPath, FileTooLarge, QuotaExceeded."""
+        content = _as_content(data)
+        response = self._api.request("PUT", self._path, params={"path": path}, content=content)
+        return WriteInfo.from_json(response.json())
+
+    def read(self, path: str, format: str = "text") -> str | bytes:
+        """The file's contents as text (UTF-8) or, with format="bytes", bytes. Raises FileNotFound."""
+        content = self._api.request("GET", self._path, params={"path": path}).content
+        return content if format == "bytes" else content.decode()
+
+    def list(self, path: str = ".") -> list[EntryInfo]:
+        body = self._api.request("GET", f"{self._path}/list", params={"path": path}).json()
+        return [EntryInfo.from_json(entry) for entry in body["entries"]]
+
+
+def _as_content(data: bytes | str | IO[bytes] | Iterable[bytes]) -> bytes | Iterator[bytes]:
+    if isinstance(data, str):
+        return data.encode()
+    if isinstance(data, bytes):
+        return data
+    if hasattr(data, "read"):
+        return iter(lambda: data.read(UPLOAD_CHUNK), b"")  # type: ignore[union-attr]
+    return iter(data)
