@@ -19,7 +19,7 @@ def load_dotenv(path: Path) -> None:
 
 
 def envstr(name: str, default: str = "") -> str:
-    return os.environ.get(name, default)
+    return os.environ.get(name) or default
 
 
 def envbool(name: str, default: bool = False) -> bool:
@@ -44,7 +44,7 @@ def envsecret(name: str, default: str = "") -> str:
     path = os.environ.get(f"{name}_FILE")
     if path:
         return Path(path).read_text().strip()
-    return os.environ.get(name, default)
+    return os.environ.get(name) or default
 
 
 def envbytes(name: str, default: int) -> int:

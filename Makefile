@@ -1,0 +1,52 @@
+# Two commands: `make run` brings the whole app up on http://127.0.0.1:8000, `make test` tests it.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export VENV
+TEST_DATABASE_URL ?= postgres://analyst:analyst@127.0.0.1:5432/analyst
+
+.PHONY: setup install template migrate run test test-postgres bench lint clean
+
+setup: install .env template migrate
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit("Python 3.11+ is required, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
+	scripts/ensure-system-packages
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check --upgrade pip
+	$(BIN)/pip install -q --disable-pip-version-check -e '.[dev]'
+	touch $@
+
+.env: .env.example
+	scripts/write-dotenv
+
+template: install
+	$(BIN)/python -m sandboxes.templates build
+
+migrate: install .env
+	mkdir -p var
+	$(BIN)/python manage.py migrate --noinput -v 0
+
+run: setup
+	scripts/run
+
+test: setup
+	scripts/ensure-redis
+	$(BIN)/pytest
+
+# The database tests again, on Postgres (started, or installed, by scripts/ensure-postgres).
+test-postgres: setup
+	scripts/ensure-postgres
+	DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/pytest -m django_db -p no:cacheprovider
+
+bench: setup
+	$(BIN)/python benchmarks/sandbox.py
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+clean:
+	rm -rf $(VENV) var

@@ -1,0 +1,72 @@
+"""Shared fixtures: a real sandboxd process, and sandboxes that clean up after themselves."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from sandboxes import Sandbox, SandboxError
+from tests.sandboxd_process import SandboxdProcess
+
+# Quotas small enough that attacks and limits are quick to prove.
+TEST_SETTINGS = {
+    "SANDBOXD_POOL_SIZE": "1",
+    "SANDBOXD_DEFAULT_TTL": "600",
+    "SANDBOXD_CELL_TIMEOUT": "60",
+    "SANDBOXD_MEMORY_LIMIT": "1G",
+    "SANDBOXD_PROCESS_LIMIT": "128",
+    "SANDBOXD_DISK_LIMIT": "64M",
+    "SANDBOXD_STDOUT_LIMIT": "64k",
+    "SANDBOXD_MAX_UPLOAD": "32M",
+}
+
+
+@pytest.fixture(scope="session")
+def sandboxd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxdProcess]:
+    """One real sandboxd for the whole run, under the default (strongest) isolation driver."""
+    base = tmp_path_factory.mktemp("sandboxd")
+    process = SandboxdProcess(data_dir=base / "data", log_path=base / "sandboxd.log", settings=TEST_SETTINGS)
+    process.start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def make_sandbox(sandboxd: SandboxdProcess) -> Iterator[Callable[..., Sandbox]]:
+    """Create sandboxes on the test sandboxd; each is killed when the test ends."""
+    created: list[Sandbox] = []
+
+    def make(**kwargs: object) -> Sandbox:
+        sandbox = Sandbox.create(url=sandboxd.url, token=sandboxd.token, **kwargs)  # type: ignore[arg-type]
+        created.append(sandbox)
+        return sandbox
+
+    yield make
+    for sandbox in created:
+        try:
+            sandbox.kill()
+        except SandboxError:
+            pass
+        sandbox.close()
+
+
+@pytest.fixture
+def sandbox(make_sandbox: Callable[..., Sandbox]) -> Sandbox:
+    return make_sandbox()
+
+
+@pytest.fixture
+def service_still_serves(sandboxd: SandboxdProcess, make_sandbox: Callable[..., Sandbox]) -> Callable[[], None]:
+    """Call after an attack: sandboxd is alive and a fresh sandbox still runs code."""
+
+    def check() -> None:
+        assert sandboxd.process is not None and sandboxd.process.poll() is None, sandboxd.read_log()
+        assert make_sandbox().run_code("6 * 7").text == "42"
+
+    return check
+
+
+def workdir_of(sandboxd: SandboxdProcess, sandbox: Sandbox) -> Path:
+    return sandboxd.data_dir / "sandboxes" / sandbox.sandbox_id

@@ -1,0 +1,85 @@
+"""Run a real sandboxd (`manage.py sandboxd`) as a subprocess for tests and benchmarks."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class SandboxdProcess:
+    data_dir: Path
+    log_path: Path
+    settings: dict[str, str] = field(default_factory=dict)
+    port: int = field(default_factory=free_port)
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(
+            SANDBOXD_URL=self.url,
+            SANDBOXD_TOKEN=self.token,
+            SANDBOXD_DATA_DIR=str(self.data_dir),
+            DJANGO_SETTINGS_MODULE="config.settings",
+            SECRET_KEY=env.get("SECRET_KEY") or "test-secret",
+        )
+        env.update(self.settings)
+        return env
+
+    def start(self, timeout: float = 60.0) -> SandboxdProcess:
+        self.log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, str(ROOT / "manage.py"), "sandboxd"],
+            cwd=ROOT, env=self.environment(), stdout=self.log, stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"sandboxd exited with {self.process.returncode}:\n{self.read_log()}")
+            if self.healthy():
+                return self
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"sandboxd did not start within {timeout}s:\n{self.read_log()}")
+
+    def healthy(self) -> bool:
+        try:
+            return httpx.get(f"{self.url}/health", timeout=1).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def read_log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()
