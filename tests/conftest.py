@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,13 +26,20 @@ TEST_SETTINGS = {
 
 
 @pytest.fixture(scope="session")
-def sandboxd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxdProcess]:
-    """One real sandboxd for the whole run, under the default (strongest) isolation driver."""
-    base = tmp_path_factory.mktemp("sandboxd")
+def sandboxd() -> Iterator[SandboxdProcess]:
+    """One real sandboxd for the whole run, under the default (strongest) isolation driver.
+
+    Its folder is our own (not pytest's tmp_path, whose clean-up cannot remove mounted
+    workdirs); when it stops, it must have removed every workdir it made.
+    """
+    base = Path(tempfile.mkdtemp(prefix="sandboxd-test-"))
     process = SandboxdProcess(data_dir=base / "data", log_path=base / "sandboxd.log", settings=TEST_SETTINGS)
     process.start()
     yield process
     process.stop()
+    leftovers = list((base / "data" / "sandboxes").iterdir())
+    assert not leftovers, f"sandboxd left workdirs behind: {leftovers}"
+    shutil.rmtree(base)
 
 
 @pytest.fixture

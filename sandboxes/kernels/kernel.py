@@ -59,6 +59,8 @@ class Kernel:
         self.runtime_dir = Path(tempfile.mkdtemp(prefix="sbx-k-"))
         self.process: IsolatedProcess | None = None
         self.client: AsyncKernelClient | None = None
+        self.running: str | None = None  # msg_id of the cell being executed
+        self._control_lock = asyncio.Lock()
 
     async def start(self, timeout: float = 60.0) -> None:
         """Launch the kernel and wait until it answers kernel_info (startup file included)."""
@@ -125,7 +127,9 @@ class Kernel:
         """Run ``code``; yield its events as they come. Raises KernelDied, asyncio.TimeoutError."""
         assert self.client is not None
         self._check_alive()
-        msg_id = self.client.execute(code, store_history=True, allow_stdin=False)
+        # stop_on_error=False: cells run one at a time, so nothing queued should be aborted.
+        msg_id = self.client.execute(code, store_history=True, allow_stdin=False, stop_on_error=False)
+        self.running = msg_id
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             if deadline is not None and time.monotonic() > deadline:
@@ -142,6 +146,7 @@ class Kernel:
             event = to_event(msg)
             if event is not None:
                 yield event
+        self.running = None
         yield {"type": "end_of_execution", "execution_count": await self._execution_count(msg_id)}
 
     async def _execution_count(self, msg_id: str) -> int | None:
@@ -155,33 +160,40 @@ class Kernel:
             return None
 
     async def interrupt(self) -> bool:
-        """Ask the kernel to interrupt its cell; True when it went idle within the grace period."""
+        """Send an interrupt; True once the kernel acknowledged it (the cell then ends with
+        KeyboardInterrupt, seen by whoever iterates execute()). Reads only the control channel."""
         assert self.client is not None
-        msg = self.client.session.msg("interrupt_request", {})
-        self.client.control_channel.send(msg)
-        deadline = time.monotonic() + INTERRUPT_GRACE_SECONDS
-        while time.monotonic() < deadline and self.is_alive():
-            try:
-                reply = await self.client.get_control_msg(timeout=POLL_SECONDS)
-            except queue.Empty:
-                continue
-            if reply["parent_header"].get("msg_id") == msg["header"]["msg_id"]:
-                return await self._wait_idle(deadline)
-        return False
+        async with self._control_lock:
+            msg = self.client.session.msg("interrupt_request", {})
+            self.client.control_channel.send(msg)
+            deadline = time.monotonic() + INTERRUPT_GRACE_SECONDS
+            while time.monotonic() < deadline and self.is_alive():
+                try:
+                    reply = await self.client.get_control_msg(timeout=POLL_SECONDS)
+                except queue.Empty:
+                    continue
+                if reply["parent_header"].get("msg_id") == msg["header"]["msg_id"]:
+                    return True
+            return False
 
-    async def _wait_idle(self, deadline: float) -> bool:
+    async def wait_idle(self, grace: float = INTERRUPT_GRACE_SECONDS) -> bool:
+        """After an abandoned execute(): wait for that cell to end; False if it will not.
+
+        Only for the task that owned the execute() iteration: iopub has one reader at a time.
+        """
         assert self.client is not None
-        while time.monotonic() < deadline:
+        msg_id, deadline = self.running, time.monotonic() + grace
+        while msg_id is not None and time.monotonic() < deadline:
             try:
                 msg = await self.client.get_iopub_msg(timeout=POLL_SECONDS)
             except queue.Empty:
                 if not self.is_alive():
                     return False
                 continue
-            if is_idle(msg):
+            if msg["parent_header"].get("msg_id") == msg_id and is_idle(msg):
+                self.running = msg_id = None
                 await self._drain_shell()
-                return True
-        return False
+        return msg_id is None
 
     async def _drain_shell(self) -> None:
         assert self.client is not None

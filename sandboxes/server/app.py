@@ -106,21 +106,16 @@ def build_app(registry: Registry) -> Starlette:
         first = await anext(aiter(events))  # raises ContextBusy before any byte is sent
 
         async def stream() -> AsyncIterator[bytes]:
-            finished = first["type"] == "end_of_execution"
             try:
                 yield _line(first)
                 async for event in events:
-                    finished = event["type"] == "end_of_execution"
                     yield _line(event)
             except Exception as exc:  # the stream has started: report in band
                 log.exception("execution failed in sandbox %s", sandbox.id)
-                finished = True
                 yield _line(error_event("SandboxError", f"execution failed: {exc}", []))
                 yield _line({"type": "end_of_execution", "execution_count": None})
             finally:
-                await events.aclose()
-                if not finished:  # the client went away mid-cell: nobody wants the rest
-                    await context.interrupt()
+                await events.aclose()  # a client gone mid-cell: the context interrupts it
                 sandbox.touch()
 
         return StreamingResponse(stream(), media_type=NDJSON)

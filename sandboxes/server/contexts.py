@@ -39,20 +39,28 @@ class CodeContext:
             raise ContextBusy("this code context is already running a cell")
         async with self._lock:
             capped = OutputCap(stdout_limit)
+            finished = False
             try:
                 async for event in self.kernel.execute(code, timeout):
+                    finished = event["type"] == "end_of_execution"
                     for out in capped.filter(event):
                         yield out
             except asyncio.TimeoutError:
+                finished = True
                 async for event in self._after_timeout(timeout):
                     yield event
             except KernelDied as exc:
+                finished = True
                 await self.restart()
                 yield error_for(exc)
                 yield {"type": "end_of_execution", "execution_count": None}
+            finally:
+                if not finished and self.kernel.is_alive():  # the caller went away mid-cell
+                    await self.kernel.interrupt()
+                    await self.kernel.wait_idle()
 
     async def _after_timeout(self, timeout: float) -> AsyncIterator[Event]:
-        if await self.kernel.interrupt():
+        if await self.kernel.interrupt() and await self.kernel.wait_idle():
             message = f"The cell ran longer than {timeout:g} s and was interrupted. State is kept."
         else:
             await self.restart()

@@ -34,7 +34,11 @@ class Registry:
         return {name: spec for name, spec in self.specs.items() if name in self.config.pool_templates}
 
     def start(self) -> None:
-        (self.config.data_dir / "sandboxes").mkdir(parents=True, exist_ok=True)
+        root = self.config.data_dir / "sandboxes"
+        root.mkdir(parents=True, exist_ok=True)
+        for stale in root.iterdir():  # left by a sandboxd that was killed; its kernels died with it
+            log.info("removing stale workdir %s", stale)
+            workdirs.destroy(stale)
         self.pool.start()
         self._reaper = asyncio.create_task(self._reap_forever())
 
