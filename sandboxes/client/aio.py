@@ -6,6 +6,7 @@ plain functions or coroutines.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import IO, Any
@@ -35,6 +36,14 @@ class _AsyncApi:
             response = await self.http.request(method, path, **kwargs)
         raise_for_status(response)
         return response
+
+    @contextlib.asynccontextmanager
+    async def closed_on_error(self) -> AsyncIterator[None]:
+        try:
+            yield
+        except BaseException:
+            await self.http.aclose()
+            raise
 
     async def stream_lines(self, method: str, path: str, **kwargs: Any) -> AsyncIterator[str]:
         with translate_errors():
@@ -69,7 +78,8 @@ class AsyncSandbox:
         http_client: httpx.AsyncClient | None = None,
     ) -> AsyncSandbox:
         api = _AsyncApi(ConnectionConfig.resolve(url, token, request_timeout), http_client)
-        response = await api.request("POST", "/sandboxes", json=create_body(template, ttl_seconds, metadata))
+        async with api.closed_on_error():
+            response = await api.request("POST", "/sandboxes", json=create_body(template, ttl_seconds, metadata))
         return cls(SandboxInfo.from_json(response.json()), api)
 
     @classmethod
@@ -77,7 +87,8 @@ class AsyncSandbox:
                       request_timeout: float | None = None,
                       http_client: httpx.AsyncClient | None = None) -> AsyncSandbox:
         api = _AsyncApi(ConnectionConfig.resolve(url, token, request_timeout), http_client)
-        response = await api.request("GET", f"/sandboxes/{sandbox_id}")
+        async with api.closed_on_error():
+            response = await api.request("GET", f"/sandboxes/{sandbox_id}")
         return cls(SandboxInfo.from_json(response.json()), api)
 
     @classmethod

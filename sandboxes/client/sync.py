@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
@@ -41,6 +42,14 @@ class _Api:
         raise_for_status(response)
         return response
 
+    @contextlib.contextmanager
+    def closed_on_error(self) -> Iterator[None]:
+        try:
+            yield
+        except BaseException:
+            self.http.close()
+            raise
+
     def stream_lines(self, method: str, path: str, **kwargs: Any) -> Iterator[str]:
         with translate_errors(), self.http.stream(method, path, **kwargs) as response:
             if response.status_code >= 400:
@@ -76,7 +85,8 @@ class Sandbox:
     ) -> Sandbox:
         """Start a sandbox (from the warm pool when one is ready). Raises SandboxError."""
         api = _Api(ConnectionConfig.resolve(url, token, request_timeout), http_client)
-        response = api.request("POST", "/sandboxes", json=create_body(template, ttl_seconds, metadata))
+        with api.closed_on_error():
+            response = api.request("POST", "/sandboxes", json=create_body(template, ttl_seconds, metadata))
         return cls(SandboxInfo.from_json(response.json()), api)
 
     @classmethod
@@ -84,7 +94,9 @@ class Sandbox:
                 request_timeout: float | None = None, http_client: httpx.Client | None = None) -> Sandbox:
         """Attach to a running sandbox. Raises SandboxNotFound or SandboxExpired."""
         api = _Api(ConnectionConfig.resolve(url, token, request_timeout), http_client)
-        return cls(SandboxInfo.from_json(api.request("GET", f"/sandboxes/{sandbox_id}").json()), api)
+        with api.closed_on_error():
+            response = api.request("GET", f"/sandboxes/{sandbox_id}")
+        return cls(SandboxInfo.from_json(response.json()), api)
 
     @classmethod
     def list(cls, metadata: dict[str, str] | None = None, *, url: str | None = None,

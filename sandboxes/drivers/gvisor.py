@@ -164,7 +164,7 @@ def _mounts(spec: LaunchSpec) -> list[dict[str, Any]]:
     mounts += [
         _bind(str(spec.workdir), SANDBOX_HOME, readonly=False),
         _bind(str(spec.runtime_dir), SANDBOX_RUNTIME, readonly=False),
-        {"destination": "/tmp", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", f"size={TMP_SIZE}"]},
+        {"destination": "/tmp", "type": "tmpfs", "source": "tmpfs", "options": [f"size={TMP_SIZE}"]},
         {"destination": "/proc", "type": "proc", "source": "proc"},
         {"destination": "/dev", "type": "tmpfs", "source": "tmpfs"},
     ]
@@ -172,7 +172,7 @@ def _mounts(spec: LaunchSpec) -> list[dict[str, Any]]:
 
 
 def _bind(source: str, destination: str, *, readonly: bool) -> dict[str, Any]:
-    options = ["rbind", "ro" if readonly else "rw", "nosuid", "nodev"]
+    options = ["rbind", "ro" if readonly else "rw"]
     return {"destination": destination, "type": "bind", "source": source, "options": options}
 
 

@@ -64,7 +64,7 @@ def build_app(registry: Registry) -> Starlette:
         return JSONResponse({"sandboxes": [s.info() for s in registry.list(metadata)]})
 
     async def get_sandbox(request: Request) -> Response:
-        return JSONResponse(registry.get(request.path_params["sid"]).info())
+        return JSONResponse(registry.get(request.path_params["sid"], touch=False).info())
 
     async def kill_sandbox(request: Request) -> Response:
         await registry.kill(request.path_params["sid"])

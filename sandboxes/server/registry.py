@@ -85,14 +85,15 @@ class Registry:
         self.sandboxes[sandbox_id] = sandbox
         return sandbox
 
-    def get(self, sandbox_id: str) -> ServerSandbox:
-        """The live sandbox, its TTL clock restarted."""
+    def get(self, sandbox_id: str, *, touch: bool = True) -> ServerSandbox:
+        """The live sandbox; using it (``touch``) restarts its TTL clock, looking at it does not."""
         sandbox = self.sandboxes.get(sandbox_id)
         if sandbox is None:
             if sandbox_id in self.expired:
                 raise SandboxExpired(f"sandbox {sandbox_id} expired and was removed")
             raise SandboxNotFound(f"no sandbox {sandbox_id}")
-        sandbox.touch()
+        if touch:
+            sandbox.touch()
         return sandbox
 
     def list(self, metadata: Mapping[str, str]) -> list[ServerSandbox]:
