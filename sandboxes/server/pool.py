@@ -70,7 +70,12 @@ class WarmPool:
 
     async def _warm(self, spec: KernelSpec) -> Warm:
         sandbox_id = uuid.uuid4().hex
-        workdir = await asyncio.to_thread(self.new_workdir, sandbox_id)
+        creating = asyncio.ensure_future(asyncio.to_thread(self.new_workdir, sandbox_id))
+        try:
+            workdir = await asyncio.shield(creating)
+        except asyncio.CancelledError:  # the thread goes on: wait for it, then undo its work
+            await asyncio.to_thread(workdirs.destroy, await creating)
+            raise
         kernel = Kernel(spec, workdir)
         try:
             await kernel.start()
@@ -86,6 +91,7 @@ class WarmPool:
     async def close(self) -> None:
         if self._task is not None:
             self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
         units = [u for units in self.ready.values() for u in units]
         self.ready = {name: [] for name in self.specs}
         await asyncio.gather(*(self._discard(u) for u in units), return_exceptions=True)

@@ -1,0 +1,36 @@
+"""Sandbox.create() takes a kernel that was started, with pandas imported, before it was asked for."""
+
+import time
+
+
+KERNEL_START = """
+import os
+ticks = os.sysconf('SC_CLK_TCK')
+start = int(open('/proc/self/stat').read().rsplit(')', 1)[1].split()[19]) / ticks
+uptime = float(open('/proc/uptime').read().split()[0])
+time.time() - (uptime - start)
+"""
+
+
+def test_first_kernel_comes_from_the_pool(make_sandbox):
+    make_sandbox()  # may take the pooled kernel the fixture's sandboxd started first
+    time.sleep(0.1)
+    deadline = time.monotonic() + 60
+    while True:
+        asked_at = time.time()
+        sandbox = make_sandbox()
+        started_at = float(sandbox.run_code("import time" + KERNEL_START).text)
+        if started_at < asked_at - 0.2:
+            break
+        assert time.monotonic() < deadline, "no sandbox ever came from the warm pool"
+        time.sleep(2)  # the pool refills in the background
+    modules = sandbox.run_code("import sys; sorted(m for m in ('pandas', 'numpy', 'matplotlib') if m in sys.modules)")
+    assert modules.text == "['matplotlib', 'numpy', 'pandas']"
+    assert sandbox.run_code("pd.__name__, np.__name__").text == "('pandas', 'numpy')"
+
+
+def test_pooled_kernels_are_not_shared(make_sandbox):
+    first = make_sandbox()
+    first.run_code("marker = 'first'")
+    for _ in range(3):
+        assert make_sandbox().run_code("'marker' in dir()").text == "False"

@@ -1,0 +1,59 @@
+"""The architecture's hard lines: the SDK's public surface, and who may import what."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import sandboxes
+
+ROOT = Path(__file__).resolve().parent.parent
+PUBLIC_API = [
+    "AsyncCodeContext", "AsyncFiles", "AsyncSandbox", "AuthenticationError", "CapacityExceeded",
+    "CodeContext", "ContextBusy", "ContextNotFound", "EntryInfo", "Execution", "ExecutionError",
+    "FileNotFound", "FileTooLarge", "Files", "InvalidPath", "InvalidRequest", "NotFound",
+    "QuotaExceeded", "RequestTimeout", "Result", "Sandbox", "SandboxError", "SandboxExpired",
+    "SandboxInfo", "SandboxNotFound", "ServiceUnavailable", "TemplateNotFound", "WriteInfo",
+]
+
+
+def imported_modules(folder: Path) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for path in folder.rglob("*.py"):
+        names: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names.add(node.module)
+        found[str(path.relative_to(ROOT))] = names
+    return found
+
+
+def test_public_api_is_pinned():
+    assert sorted(sandboxes.__all__) == sorted(PUBLIC_API)
+    for name in PUBLIC_API:
+        assert hasattr(sandboxes, name)
+
+
+def test_the_sdk_imports_neither_jupyter_client_nor_django():
+    code = "import sys, sandboxes; print(sorted(m for m in sys.modules if m.split('.')[0] in ('jupyter_client', 'zmq', 'django')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_sandbox_service_never_imports_django_or_the_app():
+    for folder in ("server", "kernels", "drivers", "client", "templates"):
+        for path, names in imported_modules(ROOT / "sandboxes" / folder).items():
+            bad = {n for n in names if n.split(".")[0] in ("django", "analyst", "config")}
+            assert not bad, f"{path} imports {bad}"
+
+
+def test_the_web_app_reaches_sandboxes_only_through_the_sdk():
+    for path, names in imported_modules(ROOT / "analyst").items():
+        bad = {
+            n for n in names
+            if n.split(".")[0] in ("jupyter_client", "zmq")
+            or n.startswith(("sandboxes.server", "sandboxes.kernels", "sandboxes.drivers"))
+        }
+        assert not bad, f"{path} imports {bad}"
