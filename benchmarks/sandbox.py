@@ -56,7 +56,7 @@ KERNEL_GROWTH_MIB = 5.0
 
 SETTLE_WINDOW = 0.3  # seconds with no kernel CPU use that count as "the pool is refilled"
 SETTLE_TIMEOUT = 60.0
-TIME_BUDGET = 600  # hard stop (seconds) so a hung kernel cannot hold the machine
+TIME_BUDGET = 300  # hard stop (seconds) so a hung kernel cannot hold the machine
 
 
 # ---- /proc ---------------------------------------------------------------------------------
@@ -213,7 +213,7 @@ def bare_execute(client: BlockingKernelClient, code: str) -> str | None:
 def bare_kernel(kernel_dirs: Path) -> Iterator[tuple[KernelManager, BlockingKernelClient]]:
     specs = KernelSpecManager(kernel_dirs=[str(kernel_dirs)], ensure_native_kernel=False)
     manager = KernelManager(kernel_name="bare", kernel_spec_manager=specs)
-    manager.start_kernel()
+    manager.start_kernel(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     client = manager.blocking_client()
     try:
         client.start_channels()

@@ -119,16 +119,16 @@ def test_host_files_are_not_visible(sandbox, sandboxd, service_still_serves):
                         outcomes[path] = 'READ: ' + repr(f.read(40))
             except OSError as exc:
                 outcomes[path] = type(exc).__name__
-        # Everything reachable under /root and /work, except the template runtime bound there.
-        runtime = [os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)]
+        # Everything reachable in host-looking folders, except the template runtime bound there
+        # (the template folder and the interpreter it was built from) and the sandbox's own workdir.
+        allowed = [os.path.dirname(os.path.realpath(sys.prefix)), os.path.realpath(sys.base_prefix),
+                   os.path.realpath(os.getcwd())]
+        def allowed_path(path):
+            return any(path == a or path.startswith(a + '/') for a in allowed)
         stray = []
         for top in ('/root', '/work', '/home', '/var', '/srv', '/opt', '/mnt', '/media'):
             for folder, dirs, files in os.walk(top):
-                dirs[:] = [d for d in dirs if not any(
-                    os.path.join(folder, d) == r or r.startswith(os.path.join(folder, d) + '/') is False
-                    and os.path.join(folder, d).startswith(r) for r in runtime)]
-                if any(folder == r or folder.startswith(r + '/') for r in runtime):
-                    continue
+                dirs[:] = [d for d in dirs if not allowed_path(os.path.join(folder, d))]
                 stray += [os.path.join(folder, f) for f in files]
         observed = {{'outcomes': outcomes, 'stray': sorted(stray)[:20], 'home': sorted(os.listdir('/home')),
                     'etc': sorted(os.listdir('/etc'))}}

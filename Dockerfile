@@ -1,0 +1,17 @@
+# One image for web, worker and sandboxd; the sandbox template is built into it.
+FROM python:3.11-slim-bookworm
+
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PATH=/app/.venv/bin:$PATH
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends bubblewrap \
+    && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /app
+COPY . .
+RUN python -m venv /app/.venv \
+    && pip install -q -e . \
+    && python -m sandboxes.templates build --dir /app/var/templates
+
+EXPOSE 8000 8787
+CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "config.asgi:application"]

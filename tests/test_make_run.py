@@ -1,0 +1,75 @@
+"""`make run`'s script brings up web, worker and sandboxd, and stops them all on Ctrl-C."""
+
+import os
+import signal
+import subprocess
+import time
+
+import httpx
+import pytest
+
+from tests.sandboxd_process import ROOT, free_port
+
+
+def wait_for(url: str, seconds: float = 90) -> httpx.Response:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return httpx.get(url, timeout=2)
+        except httpx.HTTPError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.3)
+
+
+def children_of(pid: int) -> set[int]:
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat_file:
+                    stat = stat_file.read()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.add(int(entry))
+    return found
+
+
+@pytest.fixture
+def app_stack(tmp_path):
+    web_port, sandboxd_port = free_port(), free_port()
+    env = dict(os.environ)
+    env.update(
+        WEB_PORT=str(web_port),
+        SANDBOXD_URL=f"http://127.0.0.1:{sandboxd_port}",
+        SANDBOXD_TOKEN="run-test-token",
+        SANDBOXD_DATA_DIR=str(tmp_path / "sandboxd"),
+        SANDBOXD_POOL_SIZE="0",
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        SECRET_KEY="run-test-secret",
+    )
+    subprocess.run([f"{ROOT}/.venv/bin/python", "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
+    process = subprocess.Popen(
+        ["scripts/run"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    yield process, web_port, sandboxd_port
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    process.stdout.close()
+
+
+def test_run_starts_everything_and_ctrl_c_stops_it(app_stack):
+    process, web_port, sandboxd_port = app_stack
+    assert wait_for(f"http://127.0.0.1:{web_port}/healthz").json() == {"status": "ok"}
+    assert wait_for(f"http://127.0.0.1:{sandboxd_port}/health").json()["status"] == "ok"
+    services = children_of(process.pid)
+    assert len(services) == 3, "web, worker and sandboxd"
+
+    os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in the terminal does
+    process.wait(timeout=60)
+    assert not any(os.path.exists(f"/proc/{pid}") for pid in services)
+    with pytest.raises(httpx.HTTPError):
+        httpx.get(f"http://127.0.0.1:{web_port}/healthz", timeout=2)
