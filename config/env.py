@@ -10,8 +10,8 @@ def load_dotenv(path: Path) -> None:
     """Read KEY=VALUE lines from ``path`` into os.environ without overriding what is set."""
     if not path.exists():
         return
-    for line in path.read_text().splitlines():
-        line = line.strip()
+    for raw in path.read_text().splitlines():
+        line = raw.strip()
         if not line or line.startswith("#") or "=" not in line:
             continue
         key, _, value = line.partition("=")

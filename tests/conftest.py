@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 import shutil
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -67,7 +67,9 @@ def sandbox(make_sandbox: Callable[..., Sandbox]) -> Sandbox:
 
 
 @pytest.fixture
-def service_still_serves(sandboxd: SandboxdProcess, make_sandbox: Callable[..., Sandbox]) -> Callable[[], None]:
+def service_still_serves(
+    sandboxd: SandboxdProcess, make_sandbox: Callable[..., Sandbox]
+) -> Callable[[], None]:
     """Call after an attack: sandboxd is alive and a fresh sandbox still runs code."""
 
     def check() -> None:

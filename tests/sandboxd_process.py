@@ -52,7 +52,10 @@ class SandboxdProcess:
         self.log = self.log_path.open("ab")
         self.process = subprocess.Popen(
             [sys.executable, str(ROOT / "manage.py"), "sandboxd"],
-            cwd=ROOT, env=self.environment(), stdout=self.log, stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            env=self.environment(),
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -9,11 +9,34 @@ import sandboxes
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLIC_API = [
-    "AsyncCodeContext", "AsyncFiles", "AsyncSandbox", "AuthenticationError", "CapacityExceeded",
-    "CodeContext", "ContextBusy", "ContextNotFound", "EntryInfo", "Execution", "ExecutionError",
-    "FileNotFound", "FileTooLarge", "Files", "InvalidPath", "InvalidRequest", "NotFound",
-    "QuotaExceeded", "RequestTimeout", "Result", "Sandbox", "SandboxError", "SandboxExpired",
-    "SandboxInfo", "SandboxNotFound", "ServiceUnavailable", "TemplateNotFound", "WriteInfo",
+    "AsyncCodeContext",
+    "AsyncFiles",
+    "AsyncSandbox",
+    "AuthenticationError",
+    "CapacityExceeded",
+    "CodeContext",
+    "ContextBusy",
+    "ContextNotFound",
+    "EntryInfo",
+    "Execution",
+    "ExecutionError",
+    "FileNotFound",
+    "FileTooLarge",
+    "Files",
+    "InvalidPath",
+    "InvalidRequest",
+    "NotFound",
+    "QuotaExceeded",
+    "RequestTimeout",
+    "Result",
+    "Sandbox",
+    "SandboxError",
+    "SandboxExpired",
+    "SandboxInfo",
+    "SandboxNotFound",
+    "ServiceUnavailable",
+    "TemplateNotFound",
+    "WriteInfo",
 ]
 
 
@@ -37,7 +60,10 @@ def test_public_api_is_pinned():
 
 
 def test_the_sdk_imports_neither_jupyter_client_nor_django():
-    code = "import sys, sandboxes; print(sorted(m for m in sys.modules if m.split('.')[0] in ('jupyter_client', 'zmq', 'django')))"
+    code = (
+        "import sys, sandboxes; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('jupyter_client', 'zmq', 'django')))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert done.stdout.strip() == "[]"
 
@@ -52,7 +78,8 @@ def test_the_sandbox_service_never_imports_django_or_the_app():
 def test_the_web_app_reaches_sandboxes_only_through_the_sdk():
     for path, names in imported_modules(ROOT / "analyst").items():
         bad = {
-            n for n in names
+            n
+            for n in names
             if n.split(".")[0] in ("jupyter_client", "zmq")
             or n.startswith(("sandboxes.server", "sandboxes.kernels", "sandboxes.drivers"))
         }

@@ -49,9 +49,15 @@ def app_stack(tmp_path):
         DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
         SECRET_KEY="run-test-secret",
     )
-    subprocess.run([f"{ROOT}/.venv/bin/python", "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
+    subprocess.run(
+        [f"{ROOT}/.venv/bin/python", "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True
+    )
     process = subprocess.Popen(
-        ["scripts/run"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        ["scripts/run"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     yield process, web_port, sandboxd_port

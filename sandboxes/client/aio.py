@@ -29,7 +29,9 @@ from sandboxes.execution import Execution, Handlers, apply_event, parse_event
 class _AsyncApi:
     def __init__(self, config: ConnectionConfig, http: httpx.AsyncClient | None = None) -> None:
         self.config = config
-        self.http = http or httpx.AsyncClient(base_url=config.url, headers=config.headers, timeout=config.timeout())
+        self.http = http or httpx.AsyncClient(
+            base_url=config.url, headers=config.headers, timeout=config.timeout()
+        )
 
     async def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         with translate_errors():
@@ -79,21 +81,30 @@ class AsyncSandbox:
     ) -> AsyncSandbox:
         api = _AsyncApi(ConnectionConfig.resolve(url, token, request_timeout), http_client)
         async with api.closed_on_error():
-            response = await api.request("POST", "/sandboxes", json=create_body(template, ttl_seconds, metadata))
+            response = await api.request(
+                "POST", "/sandboxes", json=create_body(template, ttl_seconds, metadata)
+            )
         return cls(SandboxInfo.from_json(response.json()), api)
 
     @classmethod
-    async def connect(cls, sandbox_id: str, *, url: str | None = None, token: str | None = None,
-                      request_timeout: float | None = None,
-                      http_client: httpx.AsyncClient | None = None) -> AsyncSandbox:
+    async def connect(
+        cls,
+        sandbox_id: str,
+        *,
+        url: str | None = None,
+        token: str | None = None,
+        request_timeout: float | None = None,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> AsyncSandbox:
         api = _AsyncApi(ConnectionConfig.resolve(url, token, request_timeout), http_client)
         async with api.closed_on_error():
             response = await api.request("GET", f"/sandboxes/{sandbox_id}")
         return cls(SandboxInfo.from_json(response.json()), api)
 
     @classmethod
-    async def list(cls, metadata: dict[str, str] | None = None, *, url: str | None = None,
-                   token: str | None = None) -> list[SandboxInfo]:
+    async def list(
+        cls, metadata: dict[str, str] | None = None, *, url: str | None = None, token: str | None = None
+    ) -> list[SandboxInfo]:
         api = _AsyncApi(ConnectionConfig.resolve(url, token))
         try:
             body = (await api.request("GET", "/sandboxes", params=list_params(metadata))).json()
@@ -122,7 +133,9 @@ class AsyncSandbox:
         body = (await self._api.request("POST", f"/sandboxes/{self.sandbox_id}/contexts")).json()
         return AsyncCodeContext(self, body["id"])
 
-    async def run_code(self, code: str, *, context: AsyncCodeContext | None = None, **options: Any) -> Execution:
+    async def run_code(
+        self, code: str, *, context: AsyncCodeContext | None = None, **options: Any
+    ) -> Execution:
         return await (context or self.default_context).run_code(code, **options)
 
     async def set_ttl(self, seconds: int) -> None:
@@ -165,7 +178,9 @@ class AsyncCodeContext:
         handlers = Handlers(on_stdout, on_stderr, on_result, on_error)
         execution = Execution()
         lines = api.stream_lines(
-            "POST", f"{self._path}/execute", json=execute_body(code, timeout),
+            "POST",
+            f"{self._path}/execute",
+            json=execute_body(code, timeout),
             timeout=api.config.execution_timeout(timeout, request_timeout),
         )
         async for line in lines:
@@ -175,7 +190,9 @@ class AsyncCodeContext:
         return execution
 
     async def interrupt(self) -> bool:
-        return bool((await self.sandbox._api.request("POST", f"{self._path}/interrupt")).json()["interrupted"])
+        return bool(
+            (await self.sandbox._api.request("POST", f"{self._path}/interrupt")).json()["interrupted"]
+        )
 
     async def restart(self) -> None:
         await self.sandbox._api.request("POST", f"{self._path}/restart")

@@ -25,8 +25,9 @@ class ConnectionConfig:
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT
 
     @classmethod
-    def resolve(cls, url: str | None = None, token: str | None = None,
-                request_timeout: float | None = None) -> ConnectionConfig:
+    def resolve(
+        cls, url: str | None = None, token: str | None = None, request_timeout: float | None = None
+    ) -> ConnectionConfig:
         """Arguments first, then SANDBOXD_URL / SANDBOXD_TOKEN from the environment."""
         return cls(
             url=(url or os.environ.get("SANDBOXD_URL") or DEFAULT_URL).rstrip("/"),

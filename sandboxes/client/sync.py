@@ -34,7 +34,9 @@ class _Api:
 
     def __init__(self, config: ConnectionConfig, http: httpx.Client | None = None) -> None:
         self.config = config
-        self.http = http or httpx.Client(base_url=config.url, headers=config.headers, timeout=config.timeout())
+        self.http = http or httpx.Client(
+            base_url=config.url, headers=config.headers, timeout=config.timeout()
+        )
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         with translate_errors():
@@ -90,8 +92,15 @@ class Sandbox:
         return cls(SandboxInfo.from_json(response.json()), api)
 
     @classmethod
-    def connect(cls, sandbox_id: str, *, url: str | None = None, token: str | None = None,
-                request_timeout: float | None = None, http_client: httpx.Client | None = None) -> Sandbox:
+    def connect(
+        cls,
+        sandbox_id: str,
+        *,
+        url: str | None = None,
+        token: str | None = None,
+        request_timeout: float | None = None,
+        http_client: httpx.Client | None = None,
+    ) -> Sandbox:
         """Attach to a running sandbox. Raises SandboxNotFound or SandboxExpired."""
         api = _Api(ConnectionConfig.resolve(url, token, request_timeout), http_client)
         with api.closed_on_error():
@@ -99,8 +108,9 @@ class Sandbox:
         return cls(SandboxInfo.from_json(response.json()), api)
 
     @classmethod
-    def list(cls, metadata: dict[str, str] | None = None, *, url: str | None = None,
-             token: str | None = None) -> list[SandboxInfo]:
+    def list(
+        cls, metadata: dict[str, str] | None = None, *, url: str | None = None, token: str | None = None
+    ) -> list[SandboxInfo]:
         """The running sandboxes whose metadata contains ``metadata``."""
         api = _Api(ConnectionConfig.resolve(url, token))
         try:
@@ -185,7 +195,9 @@ class CodeContext:
         handlers = Handlers(on_stdout, on_stderr, on_result, on_error)
         execution = Execution()
         lines = api.stream_lines(
-            "POST", f"{self._path}/execute", json=execute_body(code, timeout),
+            "POST",
+            f"{self._path}/execute",
+            json=execute_body(code, timeout),
             timeout=api.config.execution_timeout(timeout, request_timeout),
         )
         for line in lines:

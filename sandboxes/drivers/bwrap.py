@@ -93,7 +93,7 @@ class BwrapDriver(Driver):
                 limits=Limits(),
             )
             argv = self.command(spec, Path(tmp))
-            done = subprocess.run(argv, capture_output=True, timeout=30)
+            done = subprocess.run(argv, capture_output=True, timeout=30, check=False)
         if done.returncode != 0 or done.stdout.strip() != str(SANDBOX_UID).encode():
             raise DriverUnavailable(
                 f"bwrap could not start a sandbox: {done.stderr.decode(errors='replace').strip()}",
@@ -124,9 +124,12 @@ class BwrapDriver(Driver):
             "--unshare-user",
             "--die-with-parent",
             "--new-session",
-            "--uid", str(SANDBOX_UID),
-            "--gid", str(SANDBOX_GID),
-            "--hostname", "sandbox",
+            "--uid",
+            str(SANDBOX_UID),
+            "--gid",
+            str(SANDBOX_GID),
+            "--hostname",
+            "sandbox",
             "--clearenv",
         ]
         for name, value in spec.env.items():
@@ -137,14 +140,25 @@ class BwrapDriver(Driver):
         for path in spec.ro_binds:
             argv += ["--ro-bind", str(path), str(path)]
         argv += [
-            "--proc", "/proc",
-            "--dev", "/dev",
-            "--size", str(TMP_SIZE), "--tmpfs", "/tmp",
-            "--bind", str(spec.workdir), SANDBOX_HOME,
-            "--bind", str(spec.runtime_dir), SANDBOX_RUNTIME,
-            "--chdir", SANDBOX_HOME,
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--size",
+            str(TMP_SIZE),
+            "--tmpfs",
+            "/tmp",
+            "--bind",
+            str(spec.workdir),
+            SANDBOX_HOME,
+            "--bind",
+            str(spec.runtime_dir),
+            SANDBOX_RUNTIME,
+            "--chdir",
+            SANDBOX_HOME,
             "--disable-userns",
-            "--cap-drop", "ALL",
+            "--cap-drop",
+            "ALL",
             "--",
             *spec.argv,
         ]

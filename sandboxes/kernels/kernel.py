@@ -67,8 +67,11 @@ class Kernel:
         key = secrets.token_hex(32)
         self._write_connection_file(key)
         argv = [
-            str(self.spec.template.python), "-m", "ipykernel_launcher",
-            "-f", f"{SANDBOX_RUNTIME}/connection.json",
+            str(self.spec.template.python),
+            "-m",
+            "ipykernel_launcher",
+            "-f",
+            f"{SANDBOX_RUNTIME}/connection.json",
             f"--IPKernelApp.exec_files=['{self.spec.template.startup_file}']",
             "--HistoryManager.enabled=False",
             "--IPKernelApp.parent_handle=0",
@@ -133,7 +136,7 @@ class Kernel:
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             if deadline is not None and time.monotonic() > deadline:
-                raise asyncio.TimeoutError
+                raise TimeoutError
             try:
                 msg = await self.client.get_iopub_msg(timeout=POLL_SECONDS)
             except queue.Empty:
@@ -229,7 +232,7 @@ class Kernel:
         return env
 
     def _connection_info(self, key: str, ip: str) -> dict[str, object]:
-        info: dict[str, object] = dict(zip(PORTS, range(1, len(PORTS) + 1)))
+        info: dict[str, object] = dict(zip(PORTS, range(1, len(PORTS) + 1), strict=True))
         info.update(transport="ipc", ip=ip, key=key, signature_scheme="hmac-sha256")
         return info
 

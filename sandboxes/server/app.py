@@ -14,13 +14,158 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from sandboxes.errors import AuthenticationError, InvalidRequest, SandboxError
-from sandboxes.kernels.messages import error_event
+from sandboxes.errors import AuthenticationError, FileTooLarge, InvalidRequest, SandboxError
+from sandboxes.kernels.messages import Event, error_event
 from sandboxes.server import files
+from sandboxes.server.contexts import CodeContext
 from sandboxes.server.registry import Registry
+from sandboxes.server.sandbox import ServerSandbox
 
 log = logging.getLogger(__name__)
 NDJSON = "application/x-ndjson"
+
+
+class SandboxApi:
+    """The endpoints: each looks up what it needs in the registry, acts, and serialises."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self.config = registry.config
+
+    def routes(self) -> list[Route]:
+        sandbox = "/sandboxes/{sid}"
+        context = sandbox + "/contexts/{cid}"
+        return [
+            Route("/health", self.health),
+            Route("/sandboxes", self.create_sandbox, methods=["POST"]),
+            Route("/sandboxes", self.list_sandboxes, methods=["GET"]),
+            Route(sandbox, self.get_sandbox, methods=["GET"]),
+            Route(sandbox, self.kill_sandbox, methods=["DELETE"]),
+            Route(sandbox + "/ttl", self.set_ttl, methods=["POST"]),
+            Route(sandbox + "/contexts", self.create_context, methods=["POST"]),
+            Route(context, self.close_context, methods=["DELETE"]),
+            Route(context + "/interrupt", self.interrupt, methods=["POST"]),
+            Route(context + "/restart", self.restart, methods=["POST"]),
+            Route(context + "/execute", self.execute, methods=["POST"]),
+            Route(sandbox + "/files", self.write_file, methods=["PUT"]),
+            Route(sandbox + "/files", self.read_file, methods=["GET"]),
+            Route(sandbox + "/files/list", self.list_files, methods=["GET"]),
+        ]
+
+    def _sandbox(self, request: Request) -> ServerSandbox:
+        return self.registry.get(request.path_params["sid"])
+
+    def _context(self, request: Request) -> tuple[ServerSandbox, CodeContext]:
+        sandbox = self._sandbox(request)
+        return sandbox, sandbox.context(request.path_params["cid"])
+
+    async def health(self, request: Request) -> Response:
+        return JSONResponse({"status": "ok", "sandboxes": len(self.registry.sandboxes)})
+
+    async def create_sandbox(self, request: Request) -> Response:
+        body = await json_body(request)
+        metadata = body.get("metadata") or {}
+        if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
+            raise InvalidRequest("metadata must be an object of strings")
+        sandbox = await self.registry.create(
+            template=str(body.get("template", "code-interpreter")),
+            ttl_seconds=self.registry.check_ttl(body.get("ttl_seconds")),
+            metadata=metadata,
+        )
+        return JSONResponse(sandbox.info(), status_code=201)
+
+    async def list_sandboxes(self, request: Request) -> Response:
+        metadata = {k[9:]: v for k, v in request.query_params.items() if k.startswith("metadata.")}
+        return JSONResponse({"sandboxes": [s.info() for s in self.registry.list(metadata)]})
+
+    async def get_sandbox(self, request: Request) -> Response:
+        return JSONResponse(self.registry.get(request.path_params["sid"], touch=False).info())
+
+    async def kill_sandbox(self, request: Request) -> Response:
+        await self.registry.kill(request.path_params["sid"])
+        return Response(status_code=204)
+
+    async def set_ttl(self, request: Request) -> Response:
+        sandbox = self._sandbox(request)
+        sandbox.set_ttl(self.registry.check_ttl((await json_body(request)).get("ttl_seconds")))
+        return JSONResponse(sandbox.info())
+
+    async def create_context(self, request: Request) -> Response:
+        context = await self._sandbox(request).new_context()
+        return JSONResponse(context.info(), status_code=201)
+
+    async def close_context(self, request: Request) -> Response:
+        await self._sandbox(request).close_context(request.path_params["cid"])
+        return Response(status_code=204)
+
+    async def interrupt(self, request: Request) -> Response:
+        _, context = self._context(request)
+        return JSONResponse({"interrupted": await context.interrupt()})
+
+    async def restart(self, request: Request) -> Response:
+        _, context = self._context(request)
+        await context.restart()
+        return JSONResponse(context.info())
+
+    async def execute(self, request: Request) -> Response:
+        sandbox, context = self._context(request)
+        body = await json_body(request)
+        code = body.get("code")
+        if not isinstance(code, str):
+            raise InvalidRequest("code must be a string")
+        timeout = body.get("timeout") or self.config.default_cell_timeout
+        if not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise InvalidRequest("timeout must be a positive number of seconds")
+        events = context.run(code, timeout=float(timeout), stdout_limit=self.config.stdout_limit_bytes)
+        first = await anext(aiter(events))  # raises ContextBusy before any byte is sent
+        return StreamingResponse(_stream(sandbox, first, events), media_type=NDJSON)
+
+    async def write_file(self, request: Request) -> Response:
+        sandbox = self._sandbox(request)
+        path = request.query_params.get("path", "")
+        limit = self.config.max_upload_bytes
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise FileTooLarge(f"the file is larger than the limit of {limit} bytes")
+        size = await files.write(sandbox.workdir, path, request.stream(), max_bytes=limit)
+        return JSONResponse({"path": "/".join(files.split(path)), "size": size}, status_code=201)
+
+    async def read_file(self, request: Request) -> Response:
+        sandbox = self._sandbox(request)
+        fd, size = files.open_for_read(sandbox.workdir, request.query_params.get("path", ""))
+        headers = {"content-length": str(size)}
+        return StreamingResponse(files.iter_file(fd), media_type="application/octet-stream", headers=headers)
+
+    async def list_files(self, request: Request) -> Response:
+        sandbox = self._sandbox(request)
+        entries = files.list_dir(sandbox.workdir, request.query_params.get("path", ""))
+        return JSONResponse({"entries": entries})
+
+
+async def _stream(sandbox: ServerSandbox, first: Event, events: AsyncIterator[Event]) -> AsyncIterator[bytes]:
+    try:
+        yield _line(first)
+        async for event in events:
+            yield _line(event)
+    except Exception as exc:  # the stream has started: report in band
+        log.exception("execution failed in sandbox %s", sandbox.id)
+        yield _line(error_event("SandboxError", f"execution failed: {exc}", []))
+        yield _line({"type": "end_of_execution", "execution_count": None})
+    finally:
+        await events.aclose()  # type: ignore[attr-defined]  # a client gone mid-cell: interrupted
+        sandbox.touch()
+
+
+def build_app(registry: Registry) -> TokenAuth:
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        registry.start()
+        yield
+        await registry.close()
+
+    api = SandboxApi(registry)
+    app = Starlette(routes=api.routes(), lifespan=lifespan, exception_handlers={SandboxError: _handle})
+    return TokenAuth(app, registry.config.token)
 
 
 def error_response(exc: SandboxError) -> JSONResponse:
@@ -41,139 +186,12 @@ async def json_body(request: Request) -> dict[str, Any]:
     return body
 
 
-def build_app(registry: Registry) -> Starlette:
-    config = registry.config
-
-    async def health(request: Request) -> Response:
-        return JSONResponse({"status": "ok", "sandboxes": len(registry.sandboxes)})
-
-    async def create_sandbox(request: Request) -> Response:
-        body = await json_body(request)
-        metadata = body.get("metadata") or {}
-        if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
-            raise InvalidRequest("metadata must be an object of strings")
-        sandbox = await registry.create(
-            template=str(body.get("template", "code-interpreter")),
-            ttl_seconds=registry.check_ttl(body.get("ttl_seconds")),
-            metadata=metadata,
-        )
-        return JSONResponse(sandbox.info(), status_code=201)
-
-    async def list_sandboxes(request: Request) -> Response:
-        metadata = {k[9:]: v for k, v in request.query_params.items() if k.startswith("metadata.")}
-        return JSONResponse({"sandboxes": [s.info() for s in registry.list(metadata)]})
-
-    async def get_sandbox(request: Request) -> Response:
-        return JSONResponse(registry.get(request.path_params["sid"], touch=False).info())
-
-    async def kill_sandbox(request: Request) -> Response:
-        await registry.kill(request.path_params["sid"])
-        return Response(status_code=204)
-
-    async def set_ttl(request: Request) -> Response:
-        sandbox = registry.get(request.path_params["sid"])
-        sandbox.set_ttl(registry.check_ttl((await json_body(request)).get("ttl_seconds")))
-        return JSONResponse(sandbox.info())
-
-    async def create_context(request: Request) -> Response:
-        context = await registry.get(request.path_params["sid"]).new_context()
-        return JSONResponse(context.info(), status_code=201)
-
-    async def close_context(request: Request) -> Response:
-        await registry.get(request.path_params["sid"]).close_context(request.path_params["cid"])
-        return Response(status_code=204)
-
-    async def interrupt(request: Request) -> Response:
-        context = registry.get(request.path_params["sid"]).context(request.path_params["cid"])
-        return JSONResponse({"interrupted": await context.interrupt()})
-
-    async def restart(request: Request) -> Response:
-        context = registry.get(request.path_params["sid"]).context(request.path_params["cid"])
-        await context.restart()
-        return JSONResponse(context.info())
-
-    async def execute(request: Request) -> Response:
-        sandbox = registry.get(request.path_params["sid"])
-        context = sandbox.context(request.path_params["cid"])
-        body = await json_body(request)
-        code = body.get("code")
-        if not isinstance(code, str):
-            raise InvalidRequest("code must be a string")
-        timeout = body.get("timeout") or config.default_cell_timeout
-        if not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise InvalidRequest("timeout must be a positive number of seconds")
-        events = context.run(code, timeout=float(timeout), stdout_limit=config.stdout_limit_bytes)
-        first = await anext(aiter(events))  # raises ContextBusy before any byte is sent
-
-        async def stream() -> AsyncIterator[bytes]:
-            try:
-                yield _line(first)
-                async for event in events:
-                    yield _line(event)
-            except Exception as exc:  # the stream has started: report in band
-                log.exception("execution failed in sandbox %s", sandbox.id)
-                yield _line(error_event("SandboxError", f"execution failed: {exc}", []))
-                yield _line({"type": "end_of_execution", "execution_count": None})
-            finally:
-                await events.aclose()  # a client gone mid-cell: the context interrupts it
-                sandbox.touch()
-
-        return StreamingResponse(stream(), media_type=NDJSON)
-
-    async def write_file(request: Request) -> Response:
-        sandbox = registry.get(request.path_params["sid"])
-        path = request.query_params.get("path", "")
-        declared = request.headers.get("content-length")
-        if declared and declared.isdigit() and int(declared) > config.max_upload_bytes:
-            raise files.FileTooLarge(f"the file is larger than the limit of {config.max_upload_bytes} bytes")
-        size = await files.write(sandbox.workdir, path, request.stream(), max_bytes=config.max_upload_bytes)
-        return JSONResponse({"path": "/".join(files.split(path)), "size": size}, status_code=201)
-
-    async def read_file(request: Request) -> Response:
-        sandbox = registry.get(request.path_params["sid"])
-        fd, size = files.open_for_read(sandbox.workdir, request.query_params.get("path", ""))
-        headers = {"content-length": str(size)}
-        return StreamingResponse(files.iter_file(fd), media_type="application/octet-stream", headers=headers)
-
-    async def list_files(request: Request) -> Response:
-        sandbox = registry.get(request.path_params["sid"])
-        return JSONResponse({"entries": files.list_dir(sandbox.workdir, request.query_params.get("path", ""))})
-
-    base = "/sandboxes/{sid}"
-    context_base = base + "/contexts/{cid}"
-    routes = [
-        Route("/health", health),
-        Route("/sandboxes", create_sandbox, methods=["POST"]),
-        Route("/sandboxes", list_sandboxes, methods=["GET"]),
-        Route(base, get_sandbox, methods=["GET"]),
-        Route(base, kill_sandbox, methods=["DELETE"]),
-        Route(base + "/ttl", set_ttl, methods=["POST"]),
-        Route(base + "/contexts", create_context, methods=["POST"]),
-        Route(context_base, close_context, methods=["DELETE"]),
-        Route(context_base + "/interrupt", interrupt, methods=["POST"]),
-        Route(context_base + "/restart", restart, methods=["POST"]),
-        Route(context_base + "/execute", execute, methods=["POST"]),
-        Route(base + "/files", write_file, methods=["PUT"]),
-        Route(base + "/files", read_file, methods=["GET"]),
-        Route(base + "/files/list", list_files, methods=["GET"]),
-    ]
-
-    @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        registry.start()
-        yield
-        await registry.close()
-
-    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={SandboxError: _handle})
-    return TokenAuth(app, config.token)
-
-
 async def _handle(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, SandboxError)
     return error_response(exc)
 
 
-def _line(event: dict[str, Any]) -> bytes:
+def _line(event: Event) -> bytes:
     return json.dumps(event, separators=(",", ":")).encode() + b"\n"
 
 

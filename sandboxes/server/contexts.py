@@ -45,7 +45,7 @@ class CodeContext:
                     finished = event["type"] == "end_of_execution"
                     for out in capped.filter(event):
                         yield out
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 finished = True
                 async for event in self._after_timeout(timeout):
                     yield event

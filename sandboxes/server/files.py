@@ -66,7 +66,9 @@ async def write(workdir: Path, path: str, chunks: AsyncIterator[bytes], *, max_b
         raise InvalidPath("a file name is required")
     with open_dir(workdir, folders, create=True) as dir_fd:
         temp = f".upload-{secrets.token_hex(8)}"
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dir_fd)
+        fd = os.open(
+            temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dir_fd
+        )
         size = 0
         try:
             with os.fdopen(fd, "wb", closefd=True) as out:
@@ -117,12 +119,16 @@ def list_dir(workdir: Path, path: str) -> list[dict[str, object]]:
             if entry.name.startswith(".upload-"):
                 continue
             info = entry.stat(follow_symlinks=False)
-            kind = "dir" if stat.S_ISDIR(info.st_mode) else "symlink" if stat.S_ISLNK(info.st_mode) else "file"
-            entries.append({
-                "name": entry.name,
-                "path": f"{prefix}/{entry.name}" if prefix else entry.name,
-                "type": kind,
-                "size": info.st_size,
-                "modified": info.st_mtime,
-            })
+            kind = (
+                "dir" if stat.S_ISDIR(info.st_mode) else "symlink" if stat.S_ISLNK(info.st_mode) else "file"
+            )
+            entries.append(
+                {
+                    "name": entry.name,
+                    "path": f"{prefix}/{entry.name}" if prefix else entry.name,
+                    "type": kind,
+                    "size": info.st_size,
+                    "modified": info.st_mtime,
+                }
+            )
     return sorted(entries, key=lambda e: (e["type"] != "dir", str(e["name"])))

@@ -9,7 +9,13 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
-from sandboxes.errors import CapacityExceeded, InvalidRequest, SandboxExpired, SandboxNotFound, TemplateNotFound
+from sandboxes.errors import (
+    CapacityExceeded,
+    InvalidRequest,
+    SandboxExpired,
+    SandboxNotFound,
+    TemplateNotFound,
+)
 from sandboxes.kernels.kernel import KernelSpec
 from sandboxes.server import workdirs
 from sandboxes.server.config import ServerConfig
@@ -64,25 +70,27 @@ class Registry:
             raise CapacityExceeded(f"this service runs at most {self.config.max_sandboxes} sandboxes")
         warm = self.pool.take(template)
         if warm is not None:
-            sandbox = self._new(warm.sandbox_id, template, spec, warm.workdir, ttl_seconds, metadata)
-            sandbox.add_context(CodeContext(spec, warm.workdir, kernel=warm.kernel), default=True)
+            sandbox_id, workdir = warm.sandbox_id, warm.workdir
+        else:
+            sandbox_id = uuid.uuid4().hex
+            workdir = await asyncio.to_thread(self.new_workdir, sandbox_id)
+        sandbox = ServerSandbox(
+            sandbox_id,
+            template=template,
+            spec=spec,
+            workdir=workdir,
+            ttl_seconds=ttl_seconds,
+            metadata=metadata,
+        )
+        self.sandboxes[sandbox_id] = sandbox
+        if warm is not None:
+            sandbox.add_context(CodeContext(spec, workdir, kernel=warm.kernel), default=True)
             return sandbox
-        sandbox_id = uuid.uuid4().hex
-        workdir = await asyncio.to_thread(self.new_workdir, sandbox_id)
-        sandbox = self._new(sandbox_id, template, spec, workdir, ttl_seconds, metadata)
         try:
             await sandbox.new_context()
         except BaseException:
             await self.kill(sandbox_id)
             raise
-        return sandbox
-
-    def _new(self, sandbox_id: str, template: str, spec: KernelSpec, workdir: Path, ttl: int,
-             metadata: Mapping[str, str]) -> ServerSandbox:
-        sandbox = ServerSandbox(
-            sandbox_id, template=template, spec=spec, workdir=workdir, ttl_seconds=ttl, metadata=metadata
-        )
-        self.sandboxes[sandbox_id] = sandbox
         return sandbox
 
     def get(self, sandbox_id: str, *, touch: bool = True) -> ServerSandbox:

@@ -24,7 +24,9 @@ def build_registry(config: ServerConfig) -> Registry:
     for name in templates.available():
         template = templates.get(name, config.templates_dir)
         if template.is_built():
-            specs[name] = KernelSpec(template=template, driver=driver, limits=config.limits, env=config.kernel_env)
+            specs[name] = KernelSpec(
+                template=template, driver=driver, limits=config.limits, env=config.kernel_env
+            )
     if not specs:
         templates.get("code-interpreter", config.templates_dir).require_built()
     return Registry(config, specs)

@@ -59,7 +59,9 @@ def test_bad_ttl_is_refused(sandboxd, ttl):
 
 def test_malformed_json_is_an_invalid_request(sandboxd):
     response = httpx.post(
-        f"{sandboxd.url}/sandboxes", content=b"{not json", headers={"Authorization": f"Bearer {sandboxd.token}"}
+        f"{sandboxd.url}/sandboxes",
+        content=b"{not json",
+        headers={"Authorization": f"Bearer {sandboxd.token}"},
     )
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "invalid_request"

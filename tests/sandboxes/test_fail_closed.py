@@ -34,7 +34,11 @@ def run_sandboxd(tmp_path, **env):
     )
     return subprocess.run(
         [sys.executable, str(ROOT / "manage.py"), "sandboxd"],
-        env=environment, capture_output=True, text=True, timeout=60,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 

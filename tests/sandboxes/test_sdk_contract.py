@@ -96,7 +96,9 @@ def test_uploaded_csv_is_readable_by_code(sandbox):
 
 
 def test_files_written_by_code_can_be_read_and_listed(sandbox):
-    sandbox.run_code("import os; os.makedirs('outputs'); open('outputs/report.csv', 'w').write('a,b\\n1,2\\n')")
+    sandbox.run_code(
+        "import os; os.makedirs('outputs'); open('outputs/report.csv', 'w').write('a,b\\n1,2\\n')"
+    )
     assert sandbox.files.read("outputs/report.csv") == "a,b\n1,2\n"
     entries = {e.path: e for e in sandbox.files.list("outputs")}
     assert entries["outputs/report.csv"].type == "file"

@@ -2,7 +2,6 @@
 
 import time
 
-
 KERNEL_START = """
 import os
 ticks = os.sysconf('SC_CLK_TCK')
@@ -24,7 +23,9 @@ def test_first_kernel_comes_from_the_pool(make_sandbox):
             break
         assert time.monotonic() < deadline, "no sandbox ever came from the warm pool"
         time.sleep(2)  # the pool refills in the background
-    modules = sandbox.run_code("import sys; sorted(m for m in ('pandas', 'numpy', 'matplotlib') if m in sys.modules)")
+    modules = sandbox.run_code(
+        "import sys; sorted(m for m in ('pandas', 'numpy', 'matplotlib') if m in sys.modules)"
+    )
     assert modules.text == "['matplotlib', 'numpy', 'pandas']"
     assert sandbox.run_code("pd.__name__, np.__name__").text == "('pandas', 'numpy')"
 
