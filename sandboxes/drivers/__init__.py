@@ -12,7 +12,9 @@ def choose_driver(name: str = "auto") -> Driver:
     """The named driver, or with "auto" the strongest that works here; DriverUnavailable otherwise."""
     if name != "auto":
         if name not in DRIVERS:
-            raise DriverUnavailable(f"unknown isolation driver {name!r}", f"choose one of {', '.join(DRIVERS)}")
+            raise DriverUnavailable(
+                f"unknown isolation driver {name!r}", f"choose one of {', '.join(DRIVERS)}"
+            )
         driver = DRIVERS[name]()
         driver.probe()
         return driver
