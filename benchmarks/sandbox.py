@@ -130,12 +130,19 @@ def kernel_pids(server_pid: int, mentioning: str | None = None) -> list[int]:
     return sorted(found)
 
 
-def wait_for_idle_kernels(server_pid: int, count: int) -> list[int]:
+def running_pid(server: SandboxdProcess) -> int:
+    """The sandboxd process id; raises if it has exited."""
+    if server.process is None or server.process.poll() is not None:
+        raise RuntimeError(f"sandboxd is not running:\n{server.read_log()[-2000:]}")
+    return server.process.pid
+
+
+def wait_for_idle_kernels(server: SandboxdProcess, count: int) -> list[int]:
     """Block until exactly ``count`` kernels run under the server and none used CPU for
     SETTLE_WINDOW seconds (a starting kernel is busy importing); return their pids."""
     deadline = time.monotonic() + SETTLE_TIMEOUT
     while time.monotonic() < deadline:
-        pids = kernel_pids(server_pid)
+        pids = kernel_pids(running_pid(server))
         before = [cpu_ticks(p) for p in pids]
         time.sleep(SETTLE_WINDOW)
         if len(pids) == count and [cpu_ticks(p) for p in pids] == before:
@@ -157,6 +164,10 @@ def timed(action: Callable[[], object]) -> float:
     start = time.perf_counter()
     action()
     return (time.perf_counter() - start) * 1000
+
+
+def step(message: str) -> None:
+    print(f"... {message}", file=sys.stderr, flush=True)
 
 
 def expect(value: object, wanted: object, what: str) -> None:
@@ -245,6 +256,7 @@ def kernel_pid(manager: KernelManager) -> int:
 
 
 def measure_baseline(folder: Path) -> Baseline:
+    step(f"bare ipykernel: {2 * BASELINE_STARTS} starts, {WARMUP + EXECUTIONS:,} executions")
     kernel_dirs = write_kernel_spec(folder)
     bare = [bare_start(kernel_dirs, []) for _ in range(BASELINE_STARTS)]
     imported = [bare_start(kernel_dirs, [IMPORTS]) for _ in range(BASELINE_STARTS)]
@@ -290,7 +302,11 @@ def sandboxd(folder: Path, pool_size: int) -> Iterator[SandboxdProcess]:
     server = SandboxdProcess(
         data_dir=data_dir,
         log_path=folder / "sandboxd.log",
-        settings={"SANDBOXD_POOL_SIZE": str(pool_size), "SANDBOXD_DEFAULT_TTL": "600", "LOG_LEVEL": "WARNING"},
+        settings={
+            "SANDBOXD_POOL_SIZE": str(pool_size),
+            "SANDBOXD_DEFAULT_TTL": "600",
+            "LOG_LEVEL": "WARNING",
+        },
     )
     try:
         server.start()
@@ -323,20 +339,18 @@ def create_to_first_result(server: SandboxdProcess) -> float:
 
 def pooled_creates(server: SandboxdProcess) -> list[float]:
     """Each create takes a warm kernel; the pool refills (not timed) before the next one."""
-    assert server.process is not None
     samples = []
     for _ in range(POOLED_CREATES):
-        wait_for_idle_kernels(server.process.pid, POOL_SIZE)
+        wait_for_idle_kernels(server, POOL_SIZE)
         samples.append(create_to_first_result(server))
     return samples
 
 
 def run_code_round_trips(server: SandboxdProcess) -> tuple[list[float], Growth, Growth]:
     """EXECUTIONS timed ``1+1`` cells after WARMUP, with server and kernel RSS around them."""
-    assert server.process is not None
-    server_pid = server.process.pid
     with Sandbox.create(url=server.url, token=server.token) as sandbox:
-        wait_for_idle_kernels(server_pid, POOL_SIZE + 1)
+        wait_for_idle_kernels(server, POOL_SIZE + 1)
+        server_pid = running_pid(server)
         (pid,) = kernel_pids(server_pid, mentioning=sandbox.sandbox_id)
         context = sandbox.default_context
         for _ in range(WARMUP):
@@ -354,11 +368,13 @@ def run_code_round_trips(server: SandboxdProcess) -> tuple[list[float], Growth, 
 
 
 def measure_service(folder: Path) -> Service:
+    step(f"sandboxd with a pool of {POOL_SIZE}: idle kernels, {POOLED_CREATES} pooled creates")
     with sandboxd(folder / "pooled", POOL_SIZE) as server:
-        assert server.process is not None
-        idle_rss = [rss_mib(pid) for pid in wait_for_idle_kernels(server.process.pid, POOL_SIZE)]
+        idle_rss = [rss_mib(pid) for pid in wait_for_idle_kernels(server, POOL_SIZE)]
         pooled = pooled_creates(server)
+        step(f"{WARMUP + EXECUTIONS:,} run_code executions")
         round_trips, server_growth, kernel_growth = run_code_round_trips(server)
+    step(f"sandboxd with no pool: {COLD_CREATES} cold creates")
     with sandboxd(folder / "cold", 0) as server:
         cold = [create_to_first_result(server) for _ in range(COLD_CREATES)]
     return Service(pooled, cold, round_trips, idle_rss, server_growth, kernel_growth)
@@ -371,50 +387,77 @@ def ms(samples: list[float], pct: int) -> str:
     return f"{percentile(samples, pct):.1f} ms"
 
 
-def verdict(passed: bool) -> str:
-    return "pass" if passed else "**FAIL**"
+def growth(g: Growth) -> str:
+    return f"{g.delta_mib:+.1f} MiB ({g.before_mib:.1f} → {g.after_mib:.1f})"
+
+
+def row(measure: str, value: str, baseline: str = "", target: str = "", passed: bool | None = None) -> str:
+    verdict = "" if passed is None else "pass" if passed else "**FAIL**"
+    return f"| {measure} | {value} | {baseline} | {target} | {verdict} |"
 
 
 def table(service: Service, base: Baseline) -> str:
-    pooled_p50 = percentile(service.pooled_create_ms, 50)
-    rt_p50, base_rt_p50 = percentile(service.round_trip_ms, 50), percentile(base.round_trip_ms, 50)
+    create, cold, trips = service.pooled_create_ms, service.cold_create_ms, service.round_trip_ms
+    trip_limit = ROUND_TRIP_RATIO * percentile(base.round_trip_ms, 50)
     server, kernel = service.server_growth, service.kernel_growth
-    idle = statistics.mean(service.idle_kernel_rss_mib)
     rows = [
-        ("Create → first `1+1` result, pooled, p50", ms(service.pooled_create_ms, 50),
-         f"kernel start → `1+1`: {ms(base.start_to_result_ms, 50)}",
-         f"≤ {POOLED_CREATE_P50_MS:.0f} ms", verdict(pooled_p50 <= POOLED_CREATE_P50_MS)),
-        ("Create → first `1+1` result, pooled, p99", ms(service.pooled_create_ms, 99), "", "", ""),
-        ("Create → first `1+1` result, cold (pool 0), p50", ms(service.cold_create_ms, 50),
-         f"kernel start → `{IMPORTS}` → `1+1`: {ms(base.start_imports_to_result_ms, 50)}", "", ""),
-        ("`run_code(\"1+1\")` round trip, p50", ms(service.round_trip_ms, 50), ms(base.round_trip_ms, 50),
-         f"≤ {ROUND_TRIP_RATIO}× baseline ({ROUND_TRIP_RATIO * base_rt_p50:.1f} ms)",
-         verdict(rt_p50 <= ROUND_TRIP_RATIO * base_rt_p50)),
-        ("`run_code(\"1+1\")` round trip, p99", ms(service.round_trip_ms, 99), ms(base.round_trip_ms, 99), "", ""),
-        ("RSS of one idle kernel (pandas, numpy, matplotlib imported)", f"{idle:.1f} MiB",
-         f"{base.idle_rss_mib:.1f} MiB", "", ""),
-        (f"sandboxd server RSS growth over {EXECUTIONS:,} executions",
-         f"{server.delta_mib:+.1f} MiB ({server.before_mib:.1f} → {server.after_mib:.1f})", "",
-         f"≤ {SERVER_GROWTH_MIB:.0f} MiB", verdict(server.delta_mib <= SERVER_GROWTH_MIB)),
-        (f"Kernel RSS growth over {EXECUTIONS:,} executions",
-         f"{kernel.delta_mib:+.1f} MiB ({kernel.before_mib:.1f} → {kernel.after_mib:.1f})",
-         f"{base.growth_mib:+.1f} MiB", f"≤ {KERNEL_GROWTH_MIB:.0f} MiB",
-         verdict(kernel.delta_mib <= KERNEL_GROWTH_MIB)),
-    ]
-    lines = [
         "| Measure | sandboxd | Bare ipykernel (baseline) | Target | Result |",
         "|---|---|---|---|---|",
-        *("| " + " | ".join(row) + " |" for row in rows),
+        row(
+            "Create → first `1+1` result, pooled, p50",
+            ms(create, 50),
+            f"kernel start → `1+1`: {ms(base.start_to_result_ms, 50)}",
+            f"≤ {POOLED_CREATE_P50_MS:.0f} ms",
+            percentile(create, 50) <= POOLED_CREATE_P50_MS,
+        ),
+        row("Create → first `1+1` result, pooled, p99", ms(create, 99)),
+        row(
+            "Create → first `1+1` result, cold (pool 0), p50",
+            ms(cold, 50),
+            f"kernel start → `{IMPORTS}` → `1+1`: {ms(base.start_imports_to_result_ms, 50)}",
+        ),
+        row(
+            '`run_code("1+1")` round trip, p50',
+            ms(trips, 50),
+            ms(base.round_trip_ms, 50),
+            f"≤ {ROUND_TRIP_RATIO}× baseline ({trip_limit:.1f} ms)",
+            percentile(trips, 50) <= trip_limit,
+        ),
+        row('`run_code("1+1")` round trip, p99', ms(trips, 99), ms(base.round_trip_ms, 99)),
+        row(
+            "RSS of one idle kernel (pandas, numpy, matplotlib imported)",
+            f"{statistics.mean(service.idle_kernel_rss_mib):.1f} MiB",
+            f"{base.idle_rss_mib:.1f} MiB",
+        ),
+        row(
+            f"sandboxd server RSS growth over {EXECUTIONS:,} executions",
+            growth(server),
+            "",
+            f"≤ {SERVER_GROWTH_MIB:.0f} MiB",
+            server.delta_mib <= SERVER_GROWTH_MIB,
+        ),
+        row(
+            f"Kernel RSS growth over {EXECUTIONS:,} executions",
+            growth(kernel),
+            f"{base.growth_mib:+.1f} MiB",
+            f"≤ {KERNEL_GROWTH_MIB:.0f} MiB",
+            kernel.delta_mib <= KERNEL_GROWTH_MIB,
+        ),
     ]
-    return "\n".join(lines)
+    return "\n".join(rows)
 
 
-def header() -> str:
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+def load_average() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def header(load_at_start: str) -> str:
     return (
-        f"sandboxd benchmark, {time.strftime('%Y-%m-%d %H:%M')}, {platform.machine()}, {os.cpu_count()} CPUs,"
-        f" load average {load}. Pool size {POOL_SIZE}; {POOLED_CREATES} pooled and {COLD_CREATES} cold creates;"
-        f" {EXECUTIONS:,} `run_code` executions after {WARMUP} warm-up; baseline starts: {BASELINE_STARTS} each."
+        f"sandboxd benchmark, {time.strftime('%Y-%m-%d %H:%M')}, {platform.machine()},"
+        f" {os.cpu_count()} CPUs, load average {load_at_start} at start, {load_average()} at end."
+        f" Pool size {POOL_SIZE}; {POOLED_CREATES} pooled and {COLD_CREATES} cold creates;"
+        f" {EXECUTIONS:,} `run_code` executions after {WARMUP} warm-up;"
+        f" {BASELINE_STARTS} baseline kernel starts of each kind."
     )
 
 
@@ -435,25 +478,28 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 
 
 def main() -> int:
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGALRM, _stop)
-    signal.alarm(TIME_BUDGET)
     if not TEMPLATE_PYTHON.exists():
         print(f"the code-interpreter template is not built ({TEMPLATE_PYTHON}); run `make template`")
         return 2
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGALRM, _stop)
+    signal.alarm(TIME_BUDGET)
+    started, load_at_start = time.monotonic(), load_average()
     folder = Path(tempfile.mkdtemp(prefix="bench-sandbox-"))
     try:
-        started = time.monotonic()
         service = measure_service(folder)
         baseline = measure_baseline(folder / "baseline")
-        report = f"{header()}\n\n{table(service, baseline)}\n\n{footnote()}\n"
+    except KeyboardInterrupt:
+        print("interrupted; every process the benchmark started has been stopped", file=sys.stderr)
+        return 130
     finally:
         signal.alarm(0)
         shutil.rmtree(folder, ignore_errors=True)
+    report = f"{header(load_at_start)}\n\n{table(service, baseline)}\n\n{footnote()}\n"
     print(report)
-    print(f"({time.monotonic() - started:.0f} s)")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(report)
+    step(f"done in {time.monotonic() - started:.0f} s; written to {RESULTS.relative_to(ROOT)}")
     return 0
 
 
