@@ -29,9 +29,7 @@ from sandboxes.execution import Execution, Handlers, apply_event, parse_event
 class _AsyncApi:
     def __init__(self, config: ConnectionConfig, http: httpx.AsyncClient | None = None) -> None:
         self.config = config
-        self.http = http or httpx.AsyncClient(
-            base_url=config.url, headers=config.headers, timeout=config.timeout()
-        )
+        self.http = http or httpx.AsyncClient(**config.client_options())
 
     async def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         with translate_errors():

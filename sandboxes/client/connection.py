@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import ssl
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
@@ -39,12 +42,27 @@ class ConnectionConfig:
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"}
 
+    def client_options(self) -> dict[str, Any]:
+        """Keyword arguments for an httpx client of this connection."""
+        return {
+            "base_url": self.url,
+            "headers": self.headers,
+            "timeout": self.timeout(),
+            "verify": shared_ssl_context(),
+        }
+
     def timeout(self, seconds: float | None = None) -> httpx.Timeout:
         return httpx.Timeout(seconds or self.request_timeout, connect=CONNECT_TIMEOUT)
 
     def execution_timeout(self, cell_timeout: float | None, request_timeout: float | None) -> httpx.Timeout:
         read = request_timeout or (cell_timeout or 300.0) + EXECUTION_MARGIN
         return httpx.Timeout(read, connect=CONNECT_TIMEOUT)
+
+
+@functools.cache
+def shared_ssl_context() -> ssl.SSLContext:
+    """One verifying TLS context for every client: building one costs ~17 ms per Sandbox."""
+    return ssl.create_default_context()
 
 
 def raise_for_status(response: httpx.Response) -> None:

@@ -34,9 +34,7 @@ class _Api:
 
     def __init__(self, config: ConnectionConfig, http: httpx.Client | None = None) -> None:
         self.config = config
-        self.http = http or httpx.Client(
-            base_url=config.url, headers=config.headers, timeout=config.timeout()
-        )
+        self.http = http or httpx.Client(**config.client_options())
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         with translate_errors():

@@ -226,6 +226,7 @@ class Kernel:
             "XDG_CACHE_HOME": "/tmp/.cache",
             "IPYTHONDIR": "/tmp/ipython",
             "PYTHONDONTWRITEBYTECODE": "1",
+            "SANDBOX_TEMPLATE": str(self.spec.template.root),
             "PYDEVD_DISABLE_FILE_VALIDATION": "1",
         }
         env.update(self.spec.env)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -88,8 +89,21 @@ class Template:
             subprocess.run([*pip, "-r", str(self.source / "requirements.txt")], check=True)
             subprocess.run([str(self.python), "-m", "compileall", "-q", str(self.venv)], check=False)
             (self.root / READY_MARKER).write_text(self.fingerprint())
+        self._build_font_cache()
         shutil.copyfile(self.source / "startup.py", self.startup_file)
         log(f"template {self.name} is ready")
+
+    @property
+    def font_cache(self) -> Path:
+        return self.root / "mplconfig"
+
+    def _build_font_cache(self) -> None:
+        """matplotlib's font list, made once here: each kernel's own config folder starts empty."""
+        if any(self.font_cache.glob("fontlist-*.json")):
+            return
+        env = {"MPLCONFIGDIR": str(self.font_cache), "PATH": os.environ.get("PATH", "")}
+        code = "import matplotlib.font_manager"
+        subprocess.run([str(self.python), "-c", code], check=True, env=env)
 
 
 def available() -> list[str]:

@@ -1,8 +1,35 @@
 """Runs in every code-interpreter kernel before the first cell: warm imports and rich display."""
 
-import matplotlib
 
-matplotlib.use("module://matplotlib_inline.backend_inline")
+def _prepare_matplotlib() -> None:
+    """Copy the template's prebuilt font list in, sparing each kernel matplotlib's font scan."""
+    import glob
+    import os
+    import shutil
+
+    config_dir = os.environ["MPLCONFIGDIR"]
+    os.makedirs(config_dir, exist_ok=True)
+    template = os.environ.get("SANDBOX_TEMPLATE", "")
+    for cached in glob.glob(os.path.join(template, "mplconfig", "fontlist-*.json")):
+        shutil.copy(cached, config_dir)
+
+    import matplotlib
+
+    matplotlib.use("module://matplotlib_inline.backend_inline")
+
+
+def _prefer_interactive_plotly() -> None:
+    """A figure displays as its JSON bundle (for plotly.js); no browser exists in here."""
+    try:
+        import plotly.io as pio
+    except ImportError:
+        return
+    pio.renderers.default = "plotly_mimetype"
+
+
+_prepare_matplotlib()
+_prefer_interactive_plotly()
+del _prepare_matplotlib, _prefer_interactive_plotly
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402, F401
@@ -11,13 +38,3 @@ import pandas as pd  # noqa: E402
 pd.set_option("display.max_columns", 50)
 pd.set_option("display.width", 160)
 plt.rcParams["figure.dpi"] = 100
-
-try:
-    import plotly.io as pio
-
-    # A figure displays as its JSON bundle (for plotly.js); no browser exists in here.
-    pio.renderers.default = "plotly_mimetype"
-except ImportError:
-    pass
-
-del matplotlib
