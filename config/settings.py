@@ -106,6 +106,9 @@ SANDBOXD_DISK_LIMIT = envbytes("SANDBOXD_DISK_LIMIT", 1 << 30)
 SANDBOXD_CELL_TIMEOUT = envfloat("SANDBOXD_CELL_TIMEOUT", 300.0)
 SANDBOXD_STDOUT_LIMIT = envbytes("SANDBOXD_STDOUT_LIMIT", 1 << 20)
 SANDBOXD_MAX_UPLOAD = envbytes("SANDBOXD_MAX_UPLOAD", 512 << 20)
+# The unprivileged host user sandboxes run as when sandboxd runs as root (never root itself).
+SANDBOXD_SANDBOX_UID = envint("SANDBOXD_SANDBOX_UID", 61000)
+SANDBOXD_SANDBOX_GID = envint("SANDBOXD_SANDBOX_GID", SANDBOXD_SANDBOX_UID)
 # Host variables a kernel may inherit: not secrets, only what its libraries need on this CPU.
 SANDBOXD_KERNEL_ENV = {
     name: os.environ[name] for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if name in os.environ

@@ -33,6 +33,7 @@ def sandboxd() -> Iterator[SandboxdProcess]:
     workdirs); when it stops, it must have removed every workdir it made.
     """
     base = Path(tempfile.mkdtemp(prefix="sandboxd-test-"))
+    base.chmod(0o755)  # the unprivileged sandbox user must reach the workdirs below
     process = SandboxdProcess(data_dir=base / "data", log_path=base / "sandboxd.log", settings=TEST_SETTINGS)
     process.start()
     yield process
@@ -80,4 +81,5 @@ def service_still_serves(
 
 
 def workdir_of(sandboxd: SandboxdProcess, sandbox: Sandbox) -> Path:
-    return sandboxd.data_dir / "sandboxes" / sandbox.sandbox_id
+    """The sandbox's workdir as sandboxd sees it (its mounts are private to its namespace)."""
+    return sandboxd.view(sandboxd.data_dir / "sandboxes" / sandbox.sandbox_id)

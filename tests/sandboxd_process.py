@@ -60,12 +60,18 @@ class SandboxdProcess:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
+                self.log.close()
                 raise RuntimeError(f"sandboxd exited with {self.process.returncode}:\n{self.read_log()}")
             if self.healthy():
                 return self
             time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"sandboxd did not start within {timeout}s:\n{self.read_log()}")
+
+    def view(self, path: Path) -> Path:
+        """``path`` as the running sandboxd sees it, in its own mount namespace."""
+        assert self.process is not None
+        return Path(f"/proc/{self.process.pid}/root") / path.relative_to("/")
 
     def healthy(self) -> bool:
         try:

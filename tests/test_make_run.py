@@ -1,9 +1,12 @@
 """`make run`'s script brings up web, worker and sandboxd, and stops them all on Ctrl-C."""
 
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -39,12 +42,14 @@ def children_of(pid: int) -> set[int]:
 @pytest.fixture
 def app_stack(tmp_path):
     web_port, sandboxd_port = free_port(), free_port()
+    data_dir = Path(tempfile.mkdtemp(prefix="make-run-test-"))
+    data_dir.chmod(0o755)  # reachable by the unprivileged sandbox user
     env = dict(os.environ)
     env.update(
         WEB_PORT=str(web_port),
         SANDBOXD_URL=f"http://127.0.0.1:{sandboxd_port}",
         SANDBOXD_TOKEN="run-test-token",
-        SANDBOXD_DATA_DIR=str(tmp_path / "sandboxd"),
+        SANDBOXD_DATA_DIR=str(data_dir),
         SANDBOXD_POOL_SIZE="0",
         DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
         SECRET_KEY="run-test-secret",
@@ -65,6 +70,7 @@ def app_stack(tmp_path):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()
     process.stdout.close()
+    shutil.rmtree(data_dir)
 
 
 def test_run_starts_everything_and_ctrl_c_stops_it(app_stack):

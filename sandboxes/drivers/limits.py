@@ -6,6 +6,7 @@ import logging
 import os
 import resource
 import signal
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -94,12 +95,16 @@ class Cgroup:
                 pass
         return found
 
-    def remove(self) -> None:
+    def remove(self, wait_seconds: float = 5.0) -> None:
+        """Remove the group once its killed processes are reaped (rmdir fails while any remain)."""
+        deadline = time.monotonic() + wait_seconds
+        while self.pids() and time.monotonic() < deadline:
+            time.sleep(0.02)
         for path in self.paths:
             try:
                 path.rmdir()
-            except OSError:
-                log.debug("cgroup %s not removed yet", path)
+            except OSError as exc:
+                log.warning("cgroup %s not removed: %s", path, exc)
 
 
 def _write_if_exists(path: Path, value: str) -> bool:
@@ -110,8 +115,11 @@ def _write_if_exists(path: Path, value: str) -> bool:
     return True
 
 
-def child_setup(limits: Limits, cgroup: Cgroup | None) -> Callable[[], None]:
-    """A preexec_fn: join the cgroup, then set the rlimits that hold without one."""
+def child_setup(
+    limits: Limits, cgroup: Cgroup | None, uid: int | None = None, gid: int | None = None
+) -> Callable[[], None]:
+    """A preexec_fn: join the cgroup, set the rlimits that hold without one, then become
+    ``uid``/``gid`` (an unprivileged host user) for good when we are root."""
 
     def setup() -> None:
         os.setsid()
@@ -124,5 +132,10 @@ def child_setup(limits: Limits, cgroup: Cgroup | None) -> Callable[[], None]:
             resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
             if os.getuid() != 0:
                 resource.setrlimit(resource.RLIMIT_NPROC, (limits.max_processes,) * 2)
+        if uid is not None and os.getuid() == 0:
+            group = uid if gid is None else gid
+            os.setgroups([])
+            os.setresgid(group, group, group)
+            os.setresuid(uid, uid, uid)
 
     return setup

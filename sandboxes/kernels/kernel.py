@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import queue
 import secrets
 import shutil
 import tempfile
 import time
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from jupyter_client.asynchronous import AsyncKernelClient
@@ -48,6 +49,8 @@ class KernelSpec:
     driver: Driver
     limits: Limits
     env: Mapping[str, str]
+    owner: tuple[int, int] | None = None  # the unprivileged host (uid, gid) to run as
+    sources: Mapping[Path, Path] = field(default_factory=dict)  # staged runtime paths
 
 
 class Kernel:
@@ -82,8 +85,13 @@ class Kernel:
             workdir=self.workdir,
             runtime_dir=self.runtime_dir,
             ro_binds=self.spec.template.runtime_paths(),
+            sources=self.spec.sources,
             limits=self.spec.limits,
+            host_uid=self.spec.owner[0] if self.spec.owner else None,
+            host_gid=self.spec.owner[1] if self.spec.owner else None,
         )
+        if self.spec.owner:  # the kernel creates its sockets here
+            os.chown(self.runtime_dir, *self.spec.owner)
         self.process = await asyncio.to_thread(self.spec.driver.launch, launch)
         self.client = AsyncKernelClient()
         self.client.load_connection_info(self._host_connection_info(key))
@@ -93,6 +101,9 @@ class Kernel:
         except BaseException:
             await self.shutdown()
             raise
+        if self.spec.owner:  # sockets made: from now on the kernel may not swap them for links
+            os.chown(self.runtime_dir, os.getuid(), os.getgid())
+            self.runtime_dir.chmod(0o755)
 
     async def _wait_ready(self, timeout: float) -> None:
         assert self.client is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -127,7 +127,9 @@ class SandboxApi:
         declared = request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
             raise FileTooLarge(f"the file is larger than the limit of {limit} bytes")
-        size = await files.write(sandbox.workdir, path, request.stream(), max_bytes=limit)
+        size = await files.write(
+            sandbox.workdir, path, request.stream(), max_bytes=limit, owner=self.config.owner
+        )
         return JSONResponse({"path": "/".join(files.split(path)), "size": size}, status_code=201)
 
     async def read_file(self, request: Request) -> Response:
@@ -156,12 +158,14 @@ async def _stream(sandbox: ServerSandbox, first: Event, events: AsyncIterator[Ev
         sandbox.touch()
 
 
-def build_app(registry: Registry) -> TokenAuth:
+def build_app(registry: Registry, on_shutdown: Sequence[Callable[[], None]] = ()) -> TokenAuth:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         registry.start()
         yield
         await registry.close()
+        for cleanup in on_shutdown:
+            cleanup()
 
     api = SandboxApi(registry)
     app = Starlette(routes=api.routes(), lifespan=lifespan, exception_handlers={SandboxError: _handle})

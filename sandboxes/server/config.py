@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,4 +28,14 @@ class ServerConfig:
     max_upload_bytes: int = 512 << 20
     max_sandboxes: int = 64
     kernel_env: Mapping[str, str] = field(default_factory=dict)
+    # When sandboxd is root, sandboxes run as this unprivileged host user and own their files.
+    sandbox_uid: int | None = None
+    sandbox_gid: int | None = None
     reap_interval_seconds: float = 1.0
+
+    @property
+    def owner(self) -> tuple[int, int] | None:
+        """(uid, gid) that sandbox files must belong to, or None to leave them as ours."""
+        if self.sandbox_uid is None or os.geteuid() != 0:
+            return None
+        return self.sandbox_uid, self.sandbox_gid if self.sandbox_gid is not None else self.sandbox_uid

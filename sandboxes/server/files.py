@@ -30,14 +30,19 @@ def split(path: str) -> list[str]:
 
 
 @contextlib.contextmanager
-def open_dir(workdir: Path, parts: list[str], *, create: bool = False) -> Iterator[int]:
-    """A descriptor of the folder ``parts`` under ``workdir``; no component may be a symlink."""
+def open_dir(
+    workdir: Path, parts: list[str], *, create: bool = False, owner: tuple[int, int] | None = None
+) -> Iterator[int]:
+    """A descriptor of the folder ``parts`` under ``workdir``; no component may be a symlink.
+    With ``create``, missing folders are made (belonging to ``owner`` where given)."""
     fd = os.open(workdir, DIR_FLAGS)
     try:
         for index, name in enumerate(parts):
             if create:
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(name, 0o755, dir_fd=fd)
+                    if owner:
+                        os.chown(name, *owner, dir_fd=fd, follow_symlinks=False)
             try:
                 child = os.open(name, DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
@@ -59,18 +64,28 @@ def _path_error(exc: OSError, shown: str) -> Exception:
     return InvalidPath(f"{shown!r}: {exc.strerror}")
 
 
-async def write(workdir: Path, path: str, chunks: AsyncIterator[bytes], *, max_bytes: int) -> int:
-    """Stream ``chunks`` to ``path`` atomically: a failed or oversized upload leaves nothing."""
+async def write(
+    workdir: Path,
+    path: str,
+    chunks: AsyncIterator[bytes],
+    *,
+    max_bytes: int,
+    owner: tuple[int, int] | None = None,
+) -> int:
+    """Stream ``chunks`` to ``path`` atomically: a failed or oversized upload leaves nothing.
+    The file (and any folder made for it) belongs to ``owner`` where given."""
     *folders, name = split(path) or [""]
     if not name:
         raise InvalidPath("a file name is required")
-    with open_dir(workdir, folders, create=True) as dir_fd:
+    with open_dir(workdir, folders, create=True, owner=owner) as dir_fd:
         temp = f".upload-{secrets.token_hex(8)}"
         fd = os.open(
             temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dir_fd
         )
         size = 0
         try:
+            if owner:
+                os.fchown(fd, *owner)
             with os.fdopen(fd, "wb", closefd=True) as out:
                 async for chunk in chunks:
                     size += len(chunk)

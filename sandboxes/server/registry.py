@@ -50,7 +50,7 @@ class Registry:
 
     def new_workdir(self, sandbox_id: str) -> Path:
         path = self.config.data_dir / "sandboxes" / sandbox_id
-        workdirs.create(path, self.config.limits.disk_bytes)
+        workdirs.create(path, self.config.limits.disk_bytes, self.config.owner)
         return path
 
     def check_ttl(self, ttl_seconds: object) -> int:

@@ -11,27 +11,44 @@ from sandboxes.drivers import choose_driver
 from sandboxes.kernels.kernel import KernelSpec
 from sandboxes.server.app import build_app
 from sandboxes.server.config import ServerConfig
+from sandboxes.server.mounts import enter_private_namespace
 from sandboxes.server.registry import Registry
+from sandboxes.server.staging import Stager
 
-log = logging.getLogger(__name__)
 
-
-def build_registry(config: ServerConfig) -> Registry:
-    """Raises DriverUnavailable or TemplateNotBuilt: sandboxd never runs code unsandboxed."""
-    driver = choose_driver(config.driver)
-    log.info("isolation driver: %s", driver.name)
-    specs = {}
-    for name in templates.available():
-        template = templates.get(name, config.templates_dir)
-        if template.is_built():
-            specs[name] = KernelSpec(
-                template=template, driver=driver, limits=config.limits, env=config.kernel_env
-            )
-    if not specs:
+def build_registry(config: ServerConfig) -> tuple[Registry, Stager | None]:
+    """Raises DriverUnavailable, TemplateNotBuilt or PathUnreachable: sandboxd never runs code
+    unsandboxed, nor as host root."""
+    driver = choose_driver(config.driver, config.owner)
+    logging.getLogger(__name__).info("isolation driver: %s", driver.name)
+    built = [templates.get(name, config.templates_dir) for name in templates.available()]
+    built = [template for template in built if template.is_built()]
+    if not built:
         templates.get("code-interpreter", config.templates_dir).require_built()
-    return Registry(config, specs)
+    stager, sources = None, {}
+    if config.owner:
+        config.data_dir.mkdir(parents=True, exist_ok=True)
+        stager = Stager(config.data_dir / "runtimes", config.owner)
+        stager.clear()
+        stager.check_reachable(config.data_dir, "SANDBOXD_DATA_DIR")
+        sources = stager.stage(path for template in built for path in template.runtime_paths())
+    specs = {
+        template.name: KernelSpec(
+            template=template,
+            driver=driver,
+            limits=config.limits,
+            env=config.kernel_env,
+            owner=config.owner,
+            sources=sources,
+        )
+        for template in built
+    }
+    return Registry(config, specs), stager
 
 
 def serve(config: ServerConfig) -> None:
-    app = build_app(build_registry(config))
+    if enter_private_namespace():
+        logging.getLogger(__name__).info("workdirs and staging mounts are private to sandboxd")
+    registry, stager = build_registry(config)
+    app = build_app(registry, on_shutdown=[stager.clear] if stager else [])
     uvicorn.run(app, host=config.host, port=config.port, log_level="info", access_log=False)

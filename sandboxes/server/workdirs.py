@@ -8,6 +8,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from sandboxes.server.mounts import is_mount_point
+
 log = logging.getLogger(__name__)
 
 
@@ -15,22 +17,23 @@ def can_mount() -> bool:
     return os.geteuid() == 0 and shutil.which("mount") is not None
 
 
-def create(path: Path, quota_bytes: int) -> None:
-    """Make ``path`` a workdir holding at most ``quota_bytes`` (strictly, where we can mount)."""
+def create(path: Path, quota_bytes: int, owner: tuple[int, int] | None = None) -> None:
+    """Make ``path`` a workdir holding at most ``quota_bytes`` (strictly, where we can mount),
+    belonging to ``owner`` (uid, gid) where given."""
     path.mkdir(parents=True, mode=0o700)
     if can_mount():
         options = f"size={quota_bytes},mode=0700,nosuid,nodev"
+        if owner:
+            options += f",uid={owner[0]},gid={owner[1]}"
         subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], check=True)
+    elif owner:
+        os.chown(path, *owner)
 
 
 def destroy(path: Path) -> None:
-    if os.path.ismount(path):
+    """Unmount (if mounted) and delete; never follows a mount's contents off the host folder."""
+    if is_mount_point(path):
         subprocess.run(["umount", "-l", str(path)], check=False)
+    if is_mount_point(path):
+        return
     shutil.rmtree(path, ignore_errors=True)
-
-
-def usage_bytes(path: Path) -> int:
-    if os.path.ismount(path):
-        stats = os.statvfs(path)
-        return (stats.f_blocks - stats.f_bfree) * stats.f_frsize
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink())

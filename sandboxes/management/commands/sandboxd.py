@@ -12,6 +12,7 @@ from sandboxes.drivers.base import DriverUnavailable
 from sandboxes.drivers.limits import Limits
 from sandboxes.server.config import ServerConfig
 from sandboxes.server.serve import serve
+from sandboxes.server.staging import PathUnreachable
 from sandboxes.templates import TemplateNotBuilt
 
 
@@ -34,6 +35,8 @@ def config_from_settings() -> ServerConfig:
         stdout_limit_bytes=settings.SANDBOXD_STDOUT_LIMIT,
         max_upload_bytes=settings.SANDBOXD_MAX_UPLOAD,
         kernel_env=settings.SANDBOXD_KERNEL_ENV,
+        sandbox_uid=settings.SANDBOXD_SANDBOX_UID,
+        sandbox_gid=settings.SANDBOXD_SANDBOX_GID,
         limits=Limits(
             memory_bytes=settings.SANDBOXD_MEMORY_LIMIT,
             max_processes=settings.SANDBOXD_PROCESS_LIMIT,
@@ -48,6 +51,6 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: object) -> None:
         try:
             serve(config_from_settings())
-        except (DriverUnavailable, TemplateNotBuilt) as exc:
+        except (DriverUnavailable, TemplateNotBuilt, PathUnreachable) as exc:
             self.stderr.write(f"sandboxd will not start: {exc}")
             sys.exit(2)
