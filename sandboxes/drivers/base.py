@@ -85,6 +85,10 @@ class Driver(abc.ABC):
     name: ClassVar[str]
     strength: ClassVar[int]
 
+    def __init__(self) -> None:
+        # Set by probe(): what works here, but badly enough that "auto" should not choose it.
+        self.shortcomings: list[str] = []
+
     @abc.abstractmethod
     def probe(self, host_uid: int | None = None, host_gid: int | None = None) -> None:
         """Raise DriverUnavailable unless isolated processes really start on this machine

@@ -75,6 +75,7 @@ class BwrapDriver(Driver):
     strength = 10
 
     def __init__(self, executable: str | None = None) -> None:
+        super().__init__()
         self.executable = executable or find_bwrap()
 
     def probe(self, host_uid: int | None = None, host_gid: int | None = None) -> None:

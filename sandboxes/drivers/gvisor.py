@@ -1,30 +1,34 @@
-"""gVisor: ``runsc run`` puts the kernel on a user-space Linux kernel (the Sentry), the host kernel behind it.
+"""gVisor: ``runsc run`` starts the kernel on a user-space Linux kernel (the Sentry), not on the host's.
 
-Each launch writes an OCI bundle (config.json, a generated read-only root holding only mount
-points, /etc/passwd, /etc/group and /etc/hosts) and keeps runsc's container state inside it. Bind
-mounts are not overlaid (``--overlay2=none``) and the Sentry may create host unix sockets
-(``--host-uds=all``), so the kernel's ZMQ ipc sockets under SANDBOX_RUNTIME appear in
-``runtime_dir`` where the host-side client connects to them. runsc puts the sandbox in its own
-cgroup (memory, swap off); RLIMIT_NPROC, which the Sentry enforces for uid SANDBOX_UID, caps
-processes, since with the ptrace platform one guest process costs several host tasks.
+Each launch writes an OCI bundle: config.json and a read-only root holding only mount points, the
+merged-usr symlinks and /etc/passwd, /etc/group, /etc/hosts; runsc keeps the container's state in
+it too, so launches never share anything. Bind mounts are not overlaid (``--overlay2=none``) and
+the Sentry may bind host unix sockets (``--host-uds=all``): the kernel's ZMQ ipc sockets under
+SANDBOX_RUNTIME are real sockets in ``runtime_dir``, where the host-side client connects.
+
+runsc drops its own privileges (the Sentry runs as nobody in fresh namespaces). The Sentry checks
+guest permissions against host ownership, so the guest runs as ``host_uid``, the unprivileged
+user that owns the workdir and the kernel's socket folder. runsc puts the sandbox in its own cgroup
+(memory, no swap). Processes are capped by RLIMIT_NPROC, which the Sentry enforces for the guest:
+with the ptrace platform one guest process costs several host tasks, so a host pids limit would
+crash the Sentry rather than fail a fork.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from sandboxes.drivers.base import (
-    SANDBOX_GID,
     SANDBOX_HOME,
     SANDBOX_RUNTIME,
     SANDBOX_UID,
@@ -33,17 +37,21 @@ from sandboxes.drivers.base import (
     IsolatedProcess,
     LaunchSpec,
 )
-from sandboxes.drivers.bwrap import SYSTEM_DIRS, SYSTEM_FILES, TMP_SIZE, _write_identity_files
+from sandboxes.drivers.bwrap import SYSTEM_DIRS, SYSTEM_FILES, TMP_SIZE
 from sandboxes.drivers.limits import CGROUP_ROOT, GROUP_PREFIX, Limits
 
+# ptrace, because the kvm platform of runsc 2022 hangs at boot under nested virtualisation.
 RUNSC_FLAGS = ("--network=none", "--host-uds=all", "--overlay2=none", "--platform=ptrace")
+INSTALL_HINT = "apt-get install runsc, or see https://gvisor.dev/docs/user_guide/install/"
+CAPABILITY_SETS = ("bounding", "effective", "inheritable", "permitted", "ambient")
 PR_SET_PDEATHSIG = 1
 LIBC = ctypes.CDLL(None, use_errno=True)
-INSTALL_HINT = "apt-get install runsc (or see https://gvisor.dev/docs/user_guide/install/)"
 
 
 class GVisorProcess(IsolatedProcess):
-    def __init__(self, popen: subprocess.Popen[bytes], runsc: list[str], container_id: str, bundle: Path) -> None:
+    def __init__(
+        self, popen: subprocess.Popen[bytes], runsc: list[str], container_id: str, bundle: Path
+    ) -> None:
         self.popen = popen
         self.pid = popen.pid
         self.runsc = runsc
@@ -54,25 +62,22 @@ class GVisorProcess(IsolatedProcess):
         return self.popen.poll()
 
     def kill(self) -> None:
-        """Destroy the whole sandbox (every process in it, its cgroup and state)."""
-        subprocess.run(
-            [*self.runsc, "delete", "--force", self.container_id],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=30,
-        )
-        try:
+        """SIGKILL every process in the container; ``runsc run`` exits and the Sentry follows."""
+        self._runsc("kill", "--all", self.container_id, "KILL")
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.popen.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
     def cleanup(self) -> None:
         self.kill()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
+        self._runsc("delete", "--force", self.container_id)
         shutil.rmtree(self.bundle, ignore_errors=True)
+
+    def _runsc(self, *args: str) -> None:
+        """A runsc management command; it fails only when the container is already gone."""
+        command = [*self.runsc, *args]
+        subprocess.run(command, check=False, stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
 
 
 class GVisorDriver(Driver):
@@ -80,93 +85,111 @@ class GVisorDriver(Driver):
     strength = 20
 
     def __init__(self, executable: str | None = None) -> None:
+        super().__init__()
         self.executable = executable or shutil.which("runsc")
 
-    def probe(self) -> None:
-        if not self.executable:
+    def probe(self, host_uid: int | None = None, host_gid: int | None = None) -> None:
+        if not self.executable or not os.access(self.executable, os.X_OK):
             raise DriverUnavailable("gVisor (runsc) is not installed", INSTALL_HINT)
-        if os.geteuid() != 0:
-            raise DriverUnavailable("runsc needs root to set up its sandbox", "run the sandbox service as root")
-        with tempfile.TemporaryDirectory() as tmp:
+        if os.geteuid() != 0 or host_uid is None:
+            raise DriverUnavailable(
+                "runsc needs root to build its sandbox, and an unprivileged user to run it as",
+                "run sandboxd as root with SANDBOXD_SANDBOX_UID set",
+            )
+        code, output, error = self._run_once("id -u", host_uid, host_gid)
+        if code != 0 or output != str(host_uid):
+            raise DriverUnavailable(
+                f"runsc could not start a sandbox: {error or f'exit code {code}'}",
+                "runsc needs root, ptrace and writable cgroups; check `runsc --version`, or " + INSTALL_HINT,
+            )
+        code, _, error = self._run_once("ls / > /dev/null && echo ok", host_uid, host_gid)
+        if code != 0:
+            self.shortcomings.append(f"this runsc cannot run `ls /` ({error}); it is too old for coreutils")
+
+    def _run_once(self, command: str, uid: int, gid: int | None) -> tuple[int, str, str]:
+        """Run a shell command in a throwaway sandbox: (exit code, its output, runsc's errors)."""
+        with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryFile() as stderr:
+            os.chown(tmp, uid, gid if gid is not None else uid)
             spec = LaunchSpec(
-                argv=[sys.executable, "-c", "import os; print(os.getuid())"],
-                env={},
+                argv=["/bin/sh", "-c", f"({command}) > {SANDBOX_HOME}/out 2>&1"],
+                env={"PATH": "/usr/bin:/bin"},
                 workdir=Path(tmp),
                 runtime_dir=Path(tmp),
-                ro_binds=[Path(sys.base_prefix), Path(sys.prefix)],
+                ro_binds=[],
                 limits=Limits(),
+                host_uid=uid,
+                host_gid=gid,
             )
-            bundle = Path(tempfile.mkdtemp(prefix="sbx-gvisor-"))
+            process = self._start(spec, stderr)
             try:
-                argv = self.command(spec, bundle, _container_id())
-                done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+                code = process.popen.wait(timeout=60)
             finally:
-                shutil.rmtree(bundle, ignore_errors=True)
-        if done.returncode != 0 or done.stdout.strip() != str(SANDBOX_UID).encode():
-            raise DriverUnavailable(
-                f"runsc could not start a sandbox: {done.stderr.decode(errors='replace').strip()}",
-                f"{INSTALL_HINT}; runsc needs root, ptrace and writable cgroups",
-            )
+                process.cleanup()
+            out = Path(tmp, "out")
+            output = out.read_text().strip() if out.exists() else ""
+            stderr.seek(0)
+            error = stderr.read().decode(errors="replace").strip()
+        return code, output, error or output
 
     def launch(self, spec: LaunchSpec) -> IsolatedProcess:
-        bundle = Path(tempfile.mkdtemp(prefix="sbx-gvisor-"))
-        container_id = _container_id()
-        popen = subprocess.Popen(
-            self.command(spec, bundle, container_id),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            preexec_fn=_die_with_parent,  # noqa: PLW1509 (no threads touch it)
-            close_fds=True,
-            env={},
-        )
-        return GVisorProcess(popen, self.runsc(bundle), container_id, bundle)
+        return self._start(spec, subprocess.DEVNULL)
 
-    def runsc(self, bundle: Path) -> list[str]:
-        """runsc with this launch's private state directory and the isolation flags."""
+    def _start(self, spec: LaunchSpec, stderr: IO[bytes] | int) -> GVisorProcess:
         assert self.executable
-        return [self.executable, "--root", str(bundle / "state"), *RUNSC_FLAGS]
+        bundle = Path(tempfile.mkdtemp(prefix="sbx-gvisor-"))
+        container_id = f"gvisor-{uuid.uuid4().hex[:16]}"
+        write_bundle(spec, bundle, cgroups_path=f"/{GROUP_PREFIX}-{container_id}")
+        runsc = [self.executable, "--root", str(bundle / "state"), *RUNSC_FLAGS]
+        try:
+            popen = subprocess.Popen(
+                [*runsc, "run", "--bundle", str(bundle), container_id],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                preexec_fn=_die_with_parent,  # noqa: PLW1509 (no threads touch it)
+                env={},
+            )
+        except OSError:
+            shutil.rmtree(bundle, ignore_errors=True)
+            raise
+        return GVisorProcess(popen, runsc, container_id, bundle)
 
-    def command(self, spec: LaunchSpec, bundle: Path, container_id: str) -> list[str]:
-        """Write the OCI bundle and return the ``runsc run`` argv that starts it."""
-        for path in (spec.workdir, spec.runtime_dir):
-            _give_to_sandbox_user(path)
-        mounts = _mounts(spec)
-        _make_root(bundle / "rootfs", mounts)
-        config = _config(spec, mounts, cgroups_path=f"/{GROUP_PREFIX}-{container_id}")
-        (bundle / "config.json").write_text(json.dumps(config, indent=1))
-        return [*self.runsc(bundle), "run", "--bundle", str(bundle), container_id]
 
-
-def _container_id() -> str:
-    return f"gvisor-{uuid.uuid4().hex[:16]}"
+def write_bundle(spec: LaunchSpec, bundle: Path, cgroups_path: str) -> None:
+    """The OCI bundle for ``spec``: its root folder and config.json."""
+    mounts = _mounts(spec)
+    _make_root(bundle / "rootfs", mounts, _guest_ids(spec))
+    config = _config(spec, mounts, cgroups_path)
+    (bundle / "config.json").write_text(json.dumps(config, indent=1))
 
 
 def _die_with_parent() -> None:
-    """A preexec_fn: own session, and SIGKILL when the service dies (runsc takes the sandbox along)."""
+    """A preexec_fn: a session of its own, and SIGKILL when sandboxd dies (runsc's sandbox follows)."""
     os.setsid()
     LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _give_to_sandbox_user(root: Path) -> None:
-    """The Sentry checks host ownership, so uid SANDBOX_UID must own what it may write."""
-    os.chown(root, SANDBOX_UID, SANDBOX_GID)
-    for parent, dirs, files in os.walk(root):
-        for name in dirs + files:
-            os.chown(os.path.join(parent, name), SANDBOX_UID, SANDBOX_GID, follow_symlinks=False)
+def _guest_ids(spec: LaunchSpec) -> tuple[int, int]:
+    """The guest's uid and gid: the host user that owns its files (never 0)."""
+    uid = spec.host_uid if spec.host_uid is not None else SANDBOX_UID
+    return uid, spec.host_gid if spec.host_gid is not None else uid
 
 
 def _mounts(spec: LaunchSpec) -> list[dict[str, Any]]:
-    """Every mount, parents before children: system dirs, ro_binds, home, runtime, /tmp, /proc, /dev."""
-    mounts = [_bind(path, path, readonly=True) for path in SYSTEM_DIRS if os.path.isdir(path) and not os.path.islink(path)]
-    mounts += [_bind(os.path.realpath(path), path, readonly=True) for path in SYSTEM_FILES if os.path.exists(path)]
-    mounts += [_bind(str(path), str(path), readonly=True) for path in spec.ro_binds]
+    """Every mount, parents before children (so /tmp's tmpfs never hides a bind below it)."""
+    dirs = [path for path in SYSTEM_DIRS if os.path.isdir(path) and not os.path.islink(path)]
+    files = [path for path in SYSTEM_FILES if os.path.exists(path)]
+    mounts = [_bind(path, path, readonly=True) for path in dirs]
+    mounts += [_bind(os.path.realpath(path), path, readonly=True) for path in files]
+    mounts += [_bind(str(spec.sources.get(path, path)), str(path), readonly=True) for path in spec.ro_binds]
     mounts += [
         _bind(str(spec.workdir), SANDBOX_HOME, readonly=False),
         _bind(str(spec.runtime_dir), SANDBOX_RUNTIME, readonly=False),
         {"destination": "/tmp", "type": "tmpfs", "source": "tmpfs", "options": [f"size={TMP_SIZE}"]},
         {"destination": "/proc", "type": "proc", "source": "proc"},
         {"destination": "/dev", "type": "tmpfs", "source": "tmpfs"},
+        # runsc's own /dev/shm is root's 0755: POSIX semaphores (multiprocessing) need 1777.
+        {"destination": "/dev/shm", "type": "tmpfs", "source": "shm", "options": ["mode=1777"]},
     ]
     return sorted(mounts, key=lambda mount: Path(mount["destination"]).parts)
 
@@ -176,10 +199,11 @@ def _bind(source: str, destination: str, *, readonly: bool) -> dict[str, Any]:
     return {"destination": destination, "type": "bind", "source": source, "options": options}
 
 
-def _make_root(rootfs: Path, mounts: list[dict[str, Any]]) -> None:
-    """A root holding only mount points, the merged-usr symlinks and the identity files."""
+def _make_root(rootfs: Path, mounts: list[dict[str, Any]], ids: tuple[int, int]) -> None:
+    """A root holding only the identity files, the merged-usr symlinks and the mount points."""
     (rootfs / "etc").mkdir(parents=True)
-    _write_identity_files(rootfs / "etc")
+    for name, content in _identity_files(*ids).items():
+        (rootfs / "etc" / name).write_text(content)
     for path in SYSTEM_DIRS:
         if os.path.islink(path):
             (rootfs / path.lstrip("/")).symlink_to(os.readlink(path))
@@ -190,23 +214,34 @@ def _make_root(rootfs: Path, mounts: list[dict[str, Any]]) -> None:
             point.touch()
         else:
             point.mkdir(parents=True, exist_ok=True)
-    rootfs.chmod(0o755)
+
+
+def _identity_files(uid: int, gid: int) -> dict[str, str]:
+    return {
+        "passwd": (
+            f"user:x:{uid}:{gid}:sandbox:{SANDBOX_HOME}:/bin/sh\n"
+            "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+        ),
+        "group": f"user:x:{gid}:\nnogroup:x:65534:\n",
+        "hosts": "127.0.0.1 localhost sandbox\n",
+    }
 
 
 def _config(spec: LaunchSpec, mounts: list[dict[str, Any]], cgroups_path: str) -> dict[str, Any]:
-    """The OCI runtime spec: uid SANDBOX_UID without capabilities, exactly spec.env, the limits."""
+    """The OCI runtime spec: SANDBOX_UID without capabilities, exactly ``spec.env``, the limits."""
     limits = spec.limits
-    memory: dict[str, int] = {"limit": limits.memory_bytes}
-    if _swap_accounting():
-        memory["swap"] = limits.memory_bytes  # memory + swap: no swap at all
+    uid, gid = _guest_ids(spec)
+    memory = {"limit": limits.memory_bytes}
+    if _swap_limitable():
+        memory["swap"] = limits.memory_bytes  # memory + swap, so no swap at all
     return {
         "ociVersion": "1.0.2",
         "process": {
-            "user": {"uid": SANDBOX_UID, "gid": SANDBOX_GID},
+            "user": {"uid": uid, "gid": gid},
             "args": list(spec.argv),
             "env": [f"{name}={value}" for name, value in spec.env.items()],
             "cwd": SANDBOX_HOME,
-            "capabilities": {key: [] for key in ("bounding", "effective", "inheritable", "permitted", "ambient")},
+            "capabilities": {kind: [] for kind in CAPABILITY_SETS},
             "noNewPrivileges": True,
             "rlimits": [
                 _rlimit("RLIMIT_CORE", 0),
@@ -230,6 +265,7 @@ def _rlimit(kind: str, value: int) -> dict[str, Any]:
     return {"type": kind, "hard": value, "soft": value}
 
 
-def _swap_accounting() -> bool:
-    """Whether the host's memory cgroup can limit swap (runsc fails writing a limit it cannot)."""
-    return (CGROUP_ROOT / "cgroup.controllers").exists() or (CGROUP_ROOT / "memory" / "memory.memsw.limit_in_bytes").exists()
+def _swap_limitable() -> bool:
+    """Whether the memory cgroup can limit swap here (runsc fails on a limit it cannot write)."""
+    v1_swap = CGROUP_ROOT / "memory" / "memory.memsw.limit_in_bytes"
+    return (CGROUP_ROOT / "cgroup.controllers").exists() or v1_swap.exists()

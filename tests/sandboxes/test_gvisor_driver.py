@@ -1,0 +1,94 @@
+"""The gVisor driver, chosen explicitly: the SDK contract and the essential walls hold under runsc."""
+
+import os
+import shutil
+import socket
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from sandboxes import Sandbox
+from tests.conftest import TEST_SETTINGS
+from tests.sandboxd_process import ROOT, SandboxdProcess
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("runsc") is None or os.geteuid() != 0,
+    reason="gVisor needs runsc (apt-get install runsc; make setup installs it as root) and root",
+)
+
+
+@pytest.fixture(scope="module")
+def gvisor_sandboxd():
+    base = Path(tempfile.mkdtemp(prefix="sandboxd-gvisor-test-"))
+    base.chmod(0o755)
+    settings = {**TEST_SETTINGS, "SANDBOXD_DRIVER": "gvisor", "SANDBOXD_POOL_SIZE": "0"}
+    process = SandboxdProcess(data_dir=base / "data", log_path=base / "sandboxd.log", settings=settings)
+    process.start(timeout=120)
+    yield process
+    process.stop()
+    shutil.rmtree(base)
+
+
+@pytest.fixture
+def gvisor_sandbox(gvisor_sandboxd):
+    sandbox = Sandbox.create(url=gvisor_sandboxd.url, token=gvisor_sandboxd.token)
+    yield sandbox
+    sandbox.kill()
+    sandbox.close()
+
+
+def test_the_service_runs_on_gvisor(gvisor_sandboxd):
+    assert "isolation driver: gvisor" in gvisor_sandboxd.read_log()
+
+
+def test_state_tables_charts_and_errors(gvisor_sandbox):
+    gvisor_sandbox.files.write("data/sales.csv", "region,amount\nnorth,10\nsouth,32\n")
+    gvisor_sandbox.run_code("df = pd.read_csv('data/sales.csv')")
+    assert gvisor_sandbox.run_code("int(df.amount.sum())").text == "42"
+    assert "<table" in gvisor_sandbox.run_code("df").html
+    assert gvisor_sandbox.run_code("plt.plot([1, 2]); plt.show()").png
+    assert gvisor_sandbox.run_code("1 / 0").error.name == "ZeroDivisionError"
+
+
+def test_inside_runs_unprivileged_on_gvisors_kernel(gvisor_sandbox):
+    source = ROOT / "config" / "settings.py"
+    assert source.exists()
+    observed = gvisor_sandbox.run_code(
+        f"import os\n(os.getuid(), os.path.exists({str(source)!r}), open('/proc/version').read())"
+    ).text
+    uid, sees_project_source, kernel = eval(observed)
+    assert uid == int(TEST_SETTINGS.get("SANDBOXD_SANDBOX_UID", 61000))
+    assert not sees_project_source
+    assert kernel != Path("/proc/version").read_text(), "the cell ran on the host's kernel"
+
+
+def test_no_network(gvisor_sandbox):
+    with socket.create_connection(("127.0.0.1", 6379), timeout=2):
+        pass  # Redis answers on the host...
+    code = (
+        "import socket\n"
+        "def reach(address):\n"
+        "    try:\n"
+        "        socket.create_connection(address, timeout=2).close()\n"
+        "        return 'connected'\n"
+        "    except OSError as exc:\n"
+        "        return type(exc).__name__\n"
+        "[reach(('127.0.0.1', 6379)), reach(('1.1.1.1', 53))]"
+    )
+    outcome = eval(gvisor_sandbox.run_code(code).text)
+    assert "connected" not in outcome, outcome  # ...but not from inside
+
+
+def test_memory_limit_kills_and_the_context_recovers(gvisor_sandbox):
+    execution = gvisor_sandbox.run_code("blocks = []\nwhile True: blocks.append(bytearray(64 << 20))")
+    assert execution.error is not None
+    assert execution.error.name in ("KernelDied", "MemoryError"), execution.error
+    assert gvisor_sandbox.run_code("2 + 2").text == "4"
+
+
+def test_timeout_interrupts(gvisor_sandbox):
+    gvisor_sandbox.run_code("kept = 1")
+    execution = gvisor_sandbox.run_code("while True: pass", timeout=2)
+    assert execution.error.name == "TimeoutError"
+    assert gvisor_sandbox.run_code("kept").text == "1"
