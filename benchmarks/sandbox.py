@@ -116,16 +116,15 @@ def is_kernel(pid: int) -> bool:
     return cmdline(pid)[1:3] == ["-m", "ipykernel_launcher"]
 
 
-def kernel_pids(server_pid: int, mentioning: str | None = None) -> list[int]:
-    """Kernel processes under ``server_pid``; with ``mentioning``, only those whose launcher
-    (bwrap, whose arguments hold the sandbox's workdir) mentions that string."""
+def kernel_pids(server_pid: int, holding: str | None = None) -> list[int]:
+    """Kernel processes under ``server_pid``; with ``holding``, only the one whose workdir (seen
+    through /proc/<pid>/root, the sandbox's own filesystem view) holds a file of that name."""
     table = parents()
     found = []
     for pid in table:
-        chain = ancestry(pid, table, server_pid)
-        if not chain or not is_kernel(pid):
+        if not ancestry(pid, table, server_pid) or not is_kernel(pid):
             continue
-        if mentioning is None or any(mentioning in arg for p in chain for arg in cmdline(p)):
+        if holding is None or Path(f"/proc/{pid}/root/home/user/{holding}").exists():
             found.append(pid)
     return sorted(found)
 
@@ -293,6 +292,7 @@ class Service:
     idle_kernel_rss_mib: list[float]
     server_growth: Growth
     kernel_growth: Growth
+    driver: str
 
 
 @contextlib.contextmanager
@@ -305,24 +305,13 @@ def sandboxd(folder: Path, pool_size: int) -> Iterator[SandboxdProcess]:
         settings={
             "SANDBOXD_POOL_SIZE": str(pool_size),
             "SANDBOXD_DEFAULT_TTL": "600",
-            "LOG_LEVEL": "WARNING",
         },
     )
     try:
         server.start()
         yield server
     finally:
-        server.stop()
-        unmount_leftovers(data_dir)
-
-
-def unmount_leftovers(data_dir: Path) -> None:
-    """Workdirs are tmpfs mounts; if sandboxd died before cleaning up, unmount ours."""
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/self/mounts").read_text().splitlines():
-            target = line.split()[1]
-            if target.startswith(f"{data_dir}/"):
-                subprocess.run(["umount", "-l", target], check=False)
+        server.stop()  # its workdir mounts live in its own mount namespace and vanish with it
 
 
 def create_to_first_result(server: SandboxdProcess) -> float:
@@ -351,7 +340,9 @@ def run_code_round_trips(server: SandboxdProcess) -> tuple[list[float], Growth, 
     with Sandbox.create(url=server.url, token=server.token) as sandbox:
         wait_for_idle_kernels(server, POOL_SIZE + 1)
         server_pid = running_pid(server)
-        (pid,) = kernel_pids(server_pid, mentioning=sandbox.sandbox_id)
+        marker = f"bench-{sandbox.sandbox_id}"
+        sandbox.files.write(marker, b"")
+        (pid,) = kernel_pids(server_pid, holding=marker)
         context = sandbox.default_context
         for _ in range(WARMUP):
             context.run_code("1+1")
@@ -377,7 +368,16 @@ def measure_service(folder: Path) -> Service:
     step(f"sandboxd with no pool: {COLD_CREATES} cold creates")
     with sandboxd(folder / "cold", 0) as server:
         cold = [create_to_first_result(server) for _ in range(COLD_CREATES)]
-    return Service(pooled, cold, round_trips, idle_rss, server_growth, kernel_growth)
+        driver = isolation_driver(server)
+    return Service(pooled, cold, round_trips, idle_rss, server_growth, kernel_growth, driver)
+
+
+def isolation_driver(server: SandboxdProcess) -> str:
+    """The driver sandboxd chose, from its start-up log line."""
+    for line in server.read_log().splitlines():
+        if line.startswith("isolation driver: "):
+            return line.removeprefix("isolation driver: ").strip()
+    return "unknown"
 
 
 # ---- report --------------------------------------------------------------------------------
@@ -461,10 +461,11 @@ def header(load_at_start: str) -> str:
     )
 
 
-def footnote() -> str:
+def footnote(driver: str) -> str:
     return (
         "Baseline: jupyter_client BlockingKernelClient + ipykernel from the template's virtualenv,"
-        " unsandboxed, tcp, no startup file. sandboxd: bubblewrap, ipc sockets, the template's startup"
+        f" unsandboxed, tcp, no startup file. sandboxd: the {driver} driver (its default here),"
+        " ipc sockets, the template's startup"
         " file (pandas, numpy, matplotlib.pyplot, plotly), timed through the SDK over HTTP. RSS is the"
         " kernel python process only (not bwrap), from /proc/<pid>/status VmRSS."
     )
@@ -486,6 +487,7 @@ def main() -> int:
     signal.alarm(TIME_BUDGET)
     started, load_at_start = time.monotonic(), load_average()
     folder = Path(tempfile.mkdtemp(prefix="bench-sandbox-"))
+    folder.chmod(0o755)  # the unprivileged sandbox user must reach the workdirs below
     try:
         service = measure_service(folder)
         baseline = measure_baseline(folder / "baseline")
@@ -495,7 +497,7 @@ def main() -> int:
     finally:
         signal.alarm(0)
         shutil.rmtree(folder, ignore_errors=True)
-    report = f"{header(load_at_start)}\n\n{table(service, baseline)}\n\n{footnote()}\n"
+    report = f"{header(load_at_start)}\n\n{table(service, baseline)}\n\n{footnote(service.driver)}\n"
     print(report)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(report)
