@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import os
 import queue
 import secrets
@@ -21,8 +20,6 @@ from sandboxes.drivers.base import SANDBOX_HOME, SANDBOX_RUNTIME, Driver, Isolat
 from sandboxes.drivers.limits import Limits
 from sandboxes.kernels.messages import Event, error_event, is_idle, to_event
 from sandboxes.templates import Template
-
-log = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.05
 INTERRUPT_GRACE_SECONDS = 3.0

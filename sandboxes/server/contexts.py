@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -11,8 +10,6 @@ from pathlib import Path
 from sandboxes.errors import ContextBusy
 from sandboxes.kernels.kernel import Kernel, KernelDied, KernelSpec, error_for
 from sandboxes.kernels.messages import Event, error_event
-
-log = logging.getLogger(__name__)
 
 
 class CodeContext:

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
 from sandboxes.server.mounts import is_mount_point
-
-log = logging.getLogger(__name__)
 
 
 def can_mount() -> bool:
