@@ -66,6 +66,14 @@ DATABASES = {
         envstr("DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'db.sqlite3'}"), conn_max_age=60
     )
 }
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # Web and worker write to one file: WAL lets readers go on, IMMEDIATE avoids lock upgrades.
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 20,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = envstr("REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -78,6 +86,7 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_REJECT_ON_WORKER_LOST = False
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
@@ -113,6 +122,26 @@ SANDBOXD_SANDBOX_GID = envint("SANDBOXD_SANDBOX_GID", SANDBOXD_SANDBOX_UID)
 SANDBOXD_KERNEL_ENV = {
     name: os.environ[name] for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if name in os.environ
 }
+
+# The analyst agent.
+ANALYST_DEFAULT_MODEL = envstr("ANALYST_DEFAULT_MODEL", "anthropic/claude-sonnet-4-5")
+ANALYST_MODELS = [
+    m.strip()
+    for m in envstr("ANALYST_MODELS", "anthropic/claude-sonnet-4-5,openai/gpt-4.1,ollama/qwen2.5").split(",")
+    if m.strip()
+]
+ANALYST_MAX_TOOL_ROUNDS = envint("ANALYST_MAX_TOOL_ROUNDS", 12)
+ANALYST_MAX_TOKENS = envint("ANALYST_MAX_TOKENS", 4096)
+ANALYST_CELL_TIMEOUT = envfloat("ANALYST_CELL_TIMEOUT", 120.0)
+ANALYST_TURN_TIMEOUT = envint("ANALYST_TURN_TIMEOUT", 900)
+# How much of a cell's output the model sees (the UI keeps it whole).
+ANALYST_MODEL_OUTPUT_LIMIT = envint("ANALYST_MODEL_OUTPUT_LIMIT", 8000)
+ANALYST_SANDBOX_TTL = envint("ANALYST_SANDBOX_TTL", 3600)
+ANALYST_MAX_UPLOAD = envbytes("ANALYST_MAX_UPLOAD", 200 << 20)
+# Assistant text is sent to clients in pieces at most this often.
+ANALYST_DELTA_INTERVAL = envfloat("ANALYST_DELTA_INTERVAL", 0.075)
+# A running turn renews its lease this often (seconds); a lapsed lease means its worker died.
+ANALYST_TURN_LEASE = envint("ANALYST_TURN_LEASE", 15)
 
 LOGGING = {
     "version": 1,

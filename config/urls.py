@@ -1,12 +1,13 @@
 """URL routes."""
 
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
 from analyst import views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
+    path("api/", include("analyst.api.urls")),
     path("admin/", admin.site.urls),
 ]

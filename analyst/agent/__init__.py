@@ -1,0 +1,1 @@
+"""The analyst agent: model providers, the tool loop and its tools."""

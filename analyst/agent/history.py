@@ -1,0 +1,55 @@
+"""The conversation as the model sees it: Message rows to provider messages and back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from analyst.agent.providers import ChatMessage, ImagePart, TextPart, ToolCallPart, ToolResultPart
+from analyst.models import AnalysisSession, Message, Turn
+
+Part = TextPart | ImagePart | ToolCallPart | ToolResultPart
+OLD_IMAGE = "[a chart shown in an earlier turn]"
+
+
+def part_to_json(part: Part) -> dict[str, Any]:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, ImagePart):
+        return {"type": "image", "media_type": part.media_type, "data": part.data}
+    if isinstance(part, ToolCallPart):
+        return {"type": "tool_call", "id": part.id, "name": part.name, "arguments": part.arguments}
+    content = [part_to_json(c) for c in part.content]
+    return {
+        "type": "tool_result",
+        "tool_call_id": part.tool_call_id,
+        "content": content,
+        "is_error": part.is_error,
+    }
+
+
+def part_from_json(data: dict[str, Any], *, keep_images: bool) -> Part:
+    kind = data["type"]
+    if kind == "text":
+        return TextPart(data["text"])
+    if kind == "image":
+        return ImagePart(data["media_type"], data["data"]) if keep_images else TextPart(OLD_IMAGE)
+    if kind == "tool_call":
+        return ToolCallPart(data["id"], data["name"], data["arguments"])
+    content = [part_from_json(c, keep_images=keep_images) for c in data["content"]]
+    return ToolResultPart(data["tool_call_id"], content, is_error=data["is_error"])  # type: ignore[arg-type]
+
+
+def save(session: AnalysisSession, turn: Turn, role: str, parts: list[Part]) -> None:
+    Message.objects.create(session=session, turn=turn, role=role, parts=[part_to_json(p) for p in parts])
+
+
+def load(session: AnalysisSession, current: Turn) -> list[ChatMessage]:
+    """Every message so far, same-role neighbours merged; images only from the current turn."""
+    messages: list[ChatMessage] = []
+    for row in session.messages.all():
+        parts = [part_from_json(p, keep_images=row.turn_id == current.id) for p in row.parts]
+        if messages and messages[-1].role == row.role:
+            messages[-1].parts.extend(parts)
+        else:
+            messages.append(ChatMessage(row.role, parts))  # type: ignore[arg-type]
+    return messages

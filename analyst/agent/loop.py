@@ -1,0 +1,169 @@
+"""One turn: stream the model's answer, run its tool calls in the session's kernel, loop."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import closing
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from analyst import events
+from analyst.agent import history
+from analyst.agent.prompt import system_prompt
+from analyst.agent.providers import (
+    Provider,
+    ProviderError,
+    TextDelta,
+    TextPart,
+    ToolCall,
+    ToolCallPart,
+    ToolResultPart,
+    provider_for,
+)
+from analyst.agent.session_kernel import SessionKernel
+from analyst.agent.tools import RUN_PYTHON, execution_text, tool_result
+from analyst.artifacts import store_bundle
+from analyst.models import Turn
+from sandboxes import Execution, Result
+
+
+class TurnCancelled(Exception):
+    pass
+
+
+class TurnRunner:
+    """Runs one claimed turn to its end, storing every event as it goes."""
+
+    def __init__(
+        self, turn: Turn, *, providers: Callable[[str], tuple[Provider, str]] = provider_for
+    ) -> None:
+        self.turn = turn
+        self.session = turn.session
+        self.providers = providers
+        self.kernel = SessionKernel(self.session, notice=lambda text: self.emit("notice", {"text": text}))
+        self._lease_renewed = 0.0
+
+    def emit(self, type: str, payload: dict[str, Any]) -> None:
+        events.append(self.session.id, type, payload, turn=self.turn)
+
+    def check_cancelled(self) -> None:
+        """Raise TurnCancelled once the user asked to stop; renew our lease meanwhile."""
+        self.turn.refresh_from_db(fields=["cancel_requested"])
+        if self.turn.cancel_requested:
+            raise TurnCancelled
+        if time.monotonic() - self._lease_renewed > settings.ANALYST_TURN_LEASE / 3:
+            expires = timezone.now() + timezone.timedelta(seconds=settings.ANALYST_TURN_LEASE)
+            Turn.objects.filter(id=self.turn.id).update(lease_expires_at=expires)
+            self._lease_renewed = time.monotonic()
+
+    def run(self) -> None:
+        try:
+            if self.turn.kind == Turn.Kind.CELL:
+                self.run_cell()
+            else:
+                self.run_chat()
+        finally:
+            self.kernel.close()
+
+    def run_cell(self) -> None:
+        """Notebook mode: the user's own code, same kernel and events; the model sees it next turn."""
+        execution = self.execute(self.turn.input, tool_call_id=None)
+        summary = execution_text(execution, settings.ANALYST_MODEL_OUTPUT_LIMIT)
+        note = f"I ran this cell myself:\n```python\n{self.turn.input}\n```\nIts output:\n{summary}"
+        history.save(self.session, self.turn, "user", [TextPart(note)])
+
+    def run_chat(self) -> None:
+        provider, model = self.providers(self.session.model)
+        with provider:
+            self.converse(provider, model)
+
+    def converse(self, provider: Provider, model: str) -> None:
+        for _ in range(settings.ANALYST_MAX_TOOL_ROUNDS):
+            self.check_cancelled()
+            text, calls = self.answer(provider, model)
+            parts: list[Any] = [TextPart(text)] if text else []
+            parts += [ToolCallPart(c.id, c.name, c.arguments or {}) for c in calls]
+            history.save(self.session, self.turn, "assistant", parts)
+            if text:
+                self.emit("assistant_message", {"text": text})
+            if not calls:
+                return
+            results = [self.call_tool(call, provider.supports_images) for call in calls]
+            history.save(self.session, self.turn, "user", results)
+        rounds = settings.ANALYST_MAX_TOOL_ROUNDS
+        message = f"Stopped after {rounds} rounds of tool calls in one turn; ask again to continue."
+        self.emit("error", {"code": "too_many_rounds", "message": message})
+
+    def answer(self, provider: Provider, model: str) -> tuple[str, list[ToolCall]]:
+        """Stream one model answer: text deltas coalesced into events, tool calls collected."""
+        text, pending, calls = [], [], []
+        last_flush = time.monotonic()
+        stream = provider.stream(
+            model=model,
+            system=system_prompt(self.session),
+            messages=history.load(self.session, self.turn),
+            tools=[RUN_PYTHON],
+            max_tokens=settings.ANALYST_MAX_TOKENS,
+        )
+        with closing(stream):  # type: ignore[type-var]  # a cancel closes the HTTP stream
+            for item in stream:
+                if isinstance(item, TextDelta):
+                    text.append(item.text)
+                    pending.append(item.text)
+                    if time.monotonic() - last_flush >= settings.ANALYST_DELTA_INTERVAL:
+                        self.emit("assistant_delta", {"text": "".join(pending)})
+                        pending, last_flush = [], time.monotonic()
+                        self.check_cancelled()
+                elif isinstance(item, ToolCall):
+                    calls.append(item)
+        if pending:
+            self.emit("assistant_delta", {"text": "".join(pending)})
+        return "".join(text), calls
+
+    def call_tool(self, call: ToolCall, images: bool) -> ToolResultPart:
+        problem = self.tool_problem(call)
+        if problem:
+            self.emit("error", {"code": "bad_tool_call", "message": problem, "tool_call_id": call.id})
+            return ToolResultPart(call.id, [TextPart(problem)], is_error=True)
+        code = str((call.arguments or {})["code"])
+        self.emit("tool_call", {"id": call.id, "name": call.name, "code": code})
+        execution = self.execute(code, tool_call_id=call.id)
+        return tool_result(call.id, execution, limit=settings.ANALYST_MODEL_OUTPUT_LIMIT, images=images)
+
+    @staticmethod
+    def tool_problem(call: ToolCall) -> str:
+        if call.name != RUN_PYTHON.name:
+            return f"The model called a tool that does not exist: {call.name!r} (only run_python exists)."
+        if call.error or call.arguments is None:
+            return f"The model's run_python call had invalid arguments: {call.error or 'not a JSON object'}."
+        if not isinstance(call.arguments.get("code"), str):
+            return "The model's run_python call had no 'code' string."
+        return ""
+
+    def execute(self, code: str, *, tool_call_id: str | None) -> Execution:
+        """Run a cell in the session's kernel, streaming its output into events."""
+        tag = {"tool_call_id": tool_call_id} if tool_call_id else {}
+
+        def on_result(result: Result) -> None:
+            payload = store_bundle(self.session, result.bundle)
+            self.emit("result", {**payload, "is_main_result": result.is_main_result, **tag})
+
+        execution = self.kernel.run(
+            code,
+            on_stdout=lambda text: self.emit("stdout", {"text": text, **tag}),
+            on_stderr=lambda text: self.emit("stderr", {"text": text, **tag}),
+            on_result=on_result,
+        )
+        if execution.error is not None:
+            error = execution.error
+            self.emit(
+                "error", {"name": error.name, "value": error.value, "traceback": error.traceback, **tag}
+            )
+        self.check_cancelled()
+        return execution
+
+
+__all__ = ["ProviderError", "TurnCancelled", "TurnRunner"]

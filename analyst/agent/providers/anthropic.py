@@ -1,0 +1,286 @@
+"""Anthropic's Messages API, streamed: the request body, the event stream, the error bodies."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from analyst.agent.providers.base import (
+    ChatMessage,
+    Finished,
+    ImagePart,
+    Part,
+    Provider,
+    StreamEvent,
+    TextDelta,
+    TextPart,
+    ToolCall,
+    ToolCallPart,
+    ToolResultPart,
+    ToolSpec,
+)
+from analyst.agent.providers.errors import (
+    AuthenticationFailed,
+    BadRequest,
+    MalformedStream,
+    MissingApiKey,
+    ProviderError,
+    ProviderUnavailable,
+    RateLimited,
+    UnknownModel,
+    from_status,
+)
+from analyst.agent.providers.retry import RetryPolicy, open_stream
+from analyst.agent.providers.sse import ServerSentEvent, iter_events
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"
+CONNECT_TIMEOUT = 10.0
+
+ERROR_TYPES: dict[str, type[ProviderError]] = {
+    "authentication_error": AuthenticationFailed,
+    "permission_error": AuthenticationFailed,
+    "not_found_error": UnknownModel,
+    "rate_limit_error": RateLimited,
+    "overloaded_error": ProviderUnavailable,
+    "api_error": ProviderUnavailable,
+    "invalid_request_error": BadRequest,
+    "request_too_large": BadRequest,
+}
+
+
+class AnthropicProvider(Provider):
+    """Claude models through POST {base_url}/v1/messages with ``stream: true``."""
+
+    supports_images = True
+
+    def __init__(
+        self,
+        api_key: str | None,
+        *,
+        base_url: str = DEFAULT_BASE_URL,
+        http: httpx.Client | None = None,
+        max_retries: int = 3,
+        timeout: float = 120.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        """``timeout`` bounds each wait for the next bytes; ``max_retries`` come after the first try.
+
+        Raises MissingApiKey if ``api_key`` is empty.
+        """
+        if not api_key:
+            raise MissingApiKey("anthropic", "ANTHROPIC_API_KEY")
+        self._api_key = api_key
+        self._url = base_url.rstrip("/") + "/v1/messages"
+        self._owns_http = http is None
+        self._http = http or httpx.Client()
+        self._timeout = httpx.Timeout(timeout, connect=CONNECT_TIMEOUT)
+        self._retry = RetryPolicy(attempts=max_retries + 1, sleep=sleep)
+
+    def stream(
+        self,
+        *,
+        model: str,
+        system: str,
+        messages: list[ChatMessage],
+        tools: list[ToolSpec],
+        max_tokens: int,
+    ) -> Iterator[StreamEvent]:
+        request = self._http.build_request(
+            "POST",
+            self._url,
+            json=request_body(
+                model=model, system=system, messages=messages, tools=tools, max_tokens=max_tokens
+            ),
+            headers={"x-api-key": self._api_key, "anthropic-version": API_VERSION},
+            timeout=self._timeout,
+        )
+        with open_stream(self._http, request, self._retry, error_from_response) as response:
+            yield from parse_stream(iter_events(response))
+
+    def close(self) -> None:
+        if self._owns_http:
+            self._http.close()
+
+
+def request_body(
+    *, model: str, system: str, messages: list[ChatMessage], tools: list[ToolSpec], max_tokens: int
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": model,
+        "max_tokens": max_tokens,
+        "stream": True,
+        "messages": [{"role": m.role, "content": _content(m.parts)} for m in messages],
+    }
+    if system:
+        body["system"] = system
+    if tools:
+        body["tools"] = [
+            {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
+            for tool in tools
+        ]
+    return body
+
+
+def _content(parts: Iterable[Part]) -> list[dict[str, Any]]:
+    # The API refuses empty text blocks, and wants tool results before anything else in a message.
+    blocks = [_block(part) for part in parts if not (isinstance(part, TextPart) and not part.text)]
+    return sorted(blocks, key=lambda block: block["type"] != "tool_result")
+
+
+def _block(part: Part) -> dict[str, Any]:
+    match part:
+        case TextPart(text):
+            return {"type": "text", "text": text}
+        case ImagePart(media_type, data):
+            return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+        case ToolCallPart(id, name, arguments):
+            return {"type": "tool_use", "id": id, "name": name, "input": arguments}
+        case ToolResultPart(tool_call_id, content, is_error):
+            return {
+                "type": "tool_result",
+                "tool_use_id": tool_call_id,
+                "content": _content(content),
+                "is_error": is_error,
+            }
+    raise TypeError(f"not a message part: {part!r}")
+
+
+def error_from_response(response: httpx.Response) -> ProviderError:
+    """The error an error response stands for: ``{"type": "error", "error": {"type", "message"}}``."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    status = response.status_code
+    detail = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(detail, dict):
+        return from_status(status, f"anthropic answered HTTP {status}: {response.text[:200]}")
+    kind, message = str(detail.get("type", "")), str(detail.get("message", ""))
+    cls = ERROR_TYPES.get(kind)
+    text = f"anthropic {kind or 'error'} (HTTP {status}): {message}"
+    return cls(text) if cls else from_status(status, text)
+
+
+def _error_from_event(data: dict[str, Any]) -> ProviderError:
+    """The error an in-stream ``error`` event carries; unknown kinds count as a failing service."""
+    detail = data.get("error")
+    if not isinstance(detail, dict):
+        return MalformedStream(f"error event without an error: {data}")
+    kind, message = str(detail.get("type", "")), str(detail.get("message", ""))
+    return ERROR_TYPES.get(kind, ProviderUnavailable)(f"anthropic {kind or 'error'} mid-stream: {message}")
+
+
+def parse_stream(events: Iterable[ServerSentEvent]) -> Iterator[StreamEvent]:
+    """Anthropic's events as TextDelta, ToolCall (at its block's end) and a final Finished.
+
+    Raises MalformedStream for events out of order or a stream that ends before message_stop,
+    and the matching ProviderError for an ``error`` event.
+    """
+    message = _Message()
+    for event in events:
+        data = event.json()
+        if not isinstance(data, dict):
+            raise MalformedStream(f"{event.event} event data is not an object: {event.data[:200]!r}")
+        kind = data.get("type", event.event)
+        if kind == "error":
+            raise _error_from_event(data)
+        try:
+            yield from message.apply(kind, data)
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise MalformedStream(f"unexpected {kind} event: {event.data[:200]}") from exc
+        if message.stopped:
+            yield Finished(message.stop_reason or "", message.input_tokens, message.output_tokens)
+            return
+    raise MalformedStream("the stream ended before message_stop")
+
+
+@dataclass
+class _Block:
+    kind: str  # "text", "tool_use", or another type whose deltas are ignored
+    id: str = ""
+    name: str = ""
+    initial_input: str = ""  # the input the start carried, used if no input_json_delta comes
+    json_parts: list[str] = field(default_factory=list)
+
+    def raw_arguments(self) -> str:
+        return "".join(self.json_parts) if self.json_parts else self.initial_input
+
+
+@dataclass
+class _Message:
+    started: bool = False
+    stopped: bool = False
+    blocks: dict[int, _Block] = field(default_factory=dict)
+    stop_reason: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+    def apply(self, kind: str, data: dict[str, Any]) -> Iterator[StreamEvent]:
+        if kind == "ping":
+            return
+        if kind == "message_start":
+            if self.started:
+                raise MalformedStream("a second message_start")
+            self.started = True
+            self._usage(data["message"].get("usage") or {})
+            return
+        if not self.started:
+            raise MalformedStream(f"{kind} before message_start")
+        if kind == "content_block_start":
+            yield from self._start(data["index"], data["content_block"])
+        elif kind == "content_block_delta":
+            yield from self._delta(self._open(data["index"]), data["delta"])
+        elif kind == "content_block_stop":
+            block = self._open(data["index"])
+            del self.blocks[data["index"]]
+            if block.kind == "tool_use":
+                yield ToolCall.parse(block.id, block.name, block.raw_arguments())
+        elif kind == "message_delta":
+            self.stop_reason = data["delta"].get("stop_reason") or self.stop_reason
+            self._usage(data.get("usage") or {})
+        elif kind == "message_stop":
+            if self.blocks:
+                raise MalformedStream(f"message_stop with content blocks {sorted(self.blocks)} still open")
+            if not self.stop_reason:
+                raise MalformedStream("message_stop without a stop_reason")
+            self.stopped = True
+        # Other event types are new additions to the protocol: ignored, as Anthropic asks.
+
+    def _start(self, index: int, block: dict[str, Any]) -> Iterator[StreamEvent]:
+        if index in self.blocks:
+            raise MalformedStream(f"content block {index} started twice")
+        kind = block["type"]
+        if kind == "tool_use":
+            initial = json.dumps(block["input"]) if block.get("input") else ""
+            self.blocks[index] = _Block(kind, block["id"], block["name"], initial)
+            return
+        self.blocks[index] = _Block(kind)
+        if kind == "text" and block.get("text"):
+            yield TextDelta(block["text"])
+
+    def _delta(self, block: _Block, delta: dict[str, Any]) -> Iterator[StreamEvent]:
+        kind = delta["type"]
+        if kind == "text_delta":
+            if block.kind != "text":
+                raise MalformedStream(f"text_delta in a {block.kind} block")
+            if delta["text"]:
+                yield TextDelta(delta["text"])
+        elif kind == "input_json_delta":
+            if block.kind != "tool_use":
+                raise MalformedStream(f"input_json_delta in a {block.kind} block")
+            block.json_parts.append(delta["partial_json"])
+
+    def _open(self, index: int) -> _Block:
+        if index not in self.blocks:
+            raise MalformedStream(f"content block {index} is not open")
+        return self.blocks[index]
+
+    def _usage(self, usage: dict[str, Any]) -> None:
+        self.input_tokens = usage.get("input_tokens", self.input_tokens)
+        self.output_tokens = usage.get("output_tokens", self.output_tokens)

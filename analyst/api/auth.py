@@ -1,0 +1,84 @@
+"""API authentication: `Authorization: Bearer <token>`, or the browser's login (with CSRF)."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.middleware.csrf import CsrfViewMiddleware
+from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
+
+from analyst.models import ApiToken
+from analyst.models.tokens import hash_token
+
+View = Callable[..., HttpResponse]
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+def error_response(status: int, code: str, message: str) -> JsonResponse:
+    return JsonResponse({"error": {"code": code, "message": message}}, status=status)
+
+
+def user_from_bearer(request: HttpRequest) -> Any | None:
+    header = request.headers.get("Authorization", "")
+    if not header.startswith("Bearer "):
+        return None
+    token = ApiToken.objects.select_related("user").filter(digest=hash_token(header[7:].strip())).first()
+    if token is None or not token.user.is_active:
+        return None
+    ApiToken.objects.filter(id=token.id).update(last_used_at=timezone.now())
+    return token.user
+
+
+def authenticate(request: HttpRequest) -> HttpResponse | None:
+    """Sets request.user from a token or the login session; a response when neither holds."""
+    if "Authorization" in request.headers:
+        user = user_from_bearer(request)
+        if user is None:
+            return error_response(401, "unauthorized", "the API token is missing, wrong or revoked")
+        request.user = user
+        return None
+    if not request.user.is_authenticated:
+        return error_response(401, "unauthorized", "log in, or send Authorization: Bearer <token>")
+    rejected = CsrfViewMiddleware(lambda r: HttpResponse()).process_view(request, None, (), {})
+    if rejected is not None:
+        return error_response(403, "csrf_failed", "CSRF check failed; send the X-CSRFToken header")
+    return None
+
+
+def api_view(view: View) -> View:
+    """Authenticate, run the view, and turn ApiError into a JSON error body."""
+
+    @csrf_exempt
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        refused = authenticate(request)
+        if refused is not None:
+            return refused
+        try:
+            return view(request, *args, **kwargs)
+        except ApiError as exc:
+            return error_response(exc.status, exc.code, exc.message)
+        except Http404 as exc:
+            return error_response(404, "not_found", str(exc) or "not found")
+
+    return wrapper
+
+
+def json_body(request: HttpRequest) -> dict[str, Any]:
+    try:
+        body = json.loads(request.body or b"{}")
+    except ValueError:
+        raise ApiError(400, "invalid_json", "the request body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise ApiError(400, "invalid_json", "the request body must be a JSON object")
+    return body

@@ -1,0 +1,81 @@
+"""The event log over HTTP: events after a seq as JSON, or live as server-sent events."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.views.decorators.http import require_GET
+
+from analyst import events, sessions
+from analyst.api.auth import ApiError, api_view
+from analyst.models import Artifact
+
+KEEPALIVE_SECONDS = 15
+
+
+@api_view
+@require_GET
+def session_events(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = sessions.get_owned(request.user, session_id)
+    try:
+        after = int(request.GET.get("after", "0"))
+    except ValueError:
+        raise ApiError(400, "invalid_request", "after must be a whole number") from None
+    if "text/event-stream" in request.headers.get("Accept", ""):
+        response = StreamingHttpResponse(live(session.id, after), content_type="text/event-stream")
+        response["Cache-Control"] = "no-cache"
+        response["X-Accel-Buffering"] = "no"
+        return response
+    return JsonResponse({"events": events.after(session.id, after)})
+
+
+async def live(session_id: object, after: int) -> AsyncIterator[bytes]:
+    """Stored events after ``after``, then new ones as they are broadcast; never a gap or a repeat."""
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    group = events.group_name(session_id)
+    await layer.group_add(group, channel)  # before the replay, so nothing falls between
+    last, replay = after, True
+    try:
+        while True:
+            if replay:
+                for event in await sync_to_async(events.after)(session_id, last):
+                    last = event["seq"]
+                    yield sse(event)
+                replay = False
+            try:
+                message = await asyncio.wait_for(layer.receive(channel), KEEPALIVE_SECONDS)
+            except TimeoutError:
+                yield b": keep-alive\n\n"
+                continue
+            event = message["event"]
+            if event["seq"] == last + 1:
+                last = event["seq"]
+                yield sse(event)
+            elif event["seq"] > last + 1:  # missed one: the stored log fills the gap
+                replay = True
+    finally:
+        await layer.group_discard(group, channel)
+
+
+def sse(event: dict[str, Any]) -> bytes:
+    return f"id: {event['seq']}\nevent: {event['type']}\ndata: {json.dumps(event)}\n\n".encode()
+
+
+@api_view
+@require_GET
+def artifact(request: HttpRequest, artifact_id: str) -> FileResponse:
+    try:
+        found = Artifact.objects.get(id=artifact_id, session__owner=request.user)
+    except (Artifact.DoesNotExist, ValueError):
+        raise ApiError(404, "not_found", "no such artifact") from None
+    response = FileResponse(found.file.open("rb"), content_type=found.mime_type)
+    response["Content-Security-Policy"] = "sandbox; default-src 'none'"
+    response["X-Content-Type-Options"] = "nosniff"
+    return response

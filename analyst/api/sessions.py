@@ -1,0 +1,55 @@
+"""Session endpoints: create and list sessions, ask, run a cell, cancel."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from analyst import sessions, turns
+from analyst.api.auth import ApiError, api_view, json_body
+from analyst.models import AnalysisSession, Turn
+
+
+@api_view
+@require_http_methods(["GET", "POST"])
+def sessions_collection(request: HttpRequest) -> JsonResponse:
+    if request.method == "GET":
+        owned = AnalysisSession.objects.filter(owner=request.user)
+        return JsonResponse({"sessions": [sessions.as_dict(s) for s in owned]})
+    body = json_body(request)
+    try:
+        session = sessions.do_create(owner=request.user, model=body.get("model"), title=body.get("title"))
+    except sessions.InvalidModel as exc:
+        raise ApiError(400, "invalid_model", str(exc)) from None
+    return JsonResponse(sessions.as_dict(session), status=201)
+
+
+@api_view
+@require_POST
+def messages(request: HttpRequest, session_id: str) -> JsonResponse:
+    return _start(request, session_id, Turn.Kind.CHAT, "content")
+
+
+@api_view
+@require_POST
+def cells(request: HttpRequest, session_id: str) -> JsonResponse:
+    return _start(request, session_id, Turn.Kind.CELL, "code")
+
+
+def _start(request: HttpRequest, session_id: str, kind: str, field: str) -> JsonResponse:
+    session = sessions.get_owned(request.user, session_id)
+    text = json_body(request).get(field)
+    if not isinstance(text, str) or not text.strip():
+        raise ApiError(400, "invalid_request", f"{field!r} must be a non-empty string")
+    try:
+        turn = turns.do_start_turn(session=session, user=request.user, kind=kind, text=text)
+    except turns.TurnRefused as exc:
+        raise ApiError(409, "turn_running", str(exc)) from None
+    return JsonResponse({"turn": turn.id, "status": turn.status}, status=202)
+
+
+@api_view
+@require_POST
+def cancel(request: HttpRequest, session_id: str) -> JsonResponse:
+    turn = turns.do_cancel(session=sessions.get_owned(request.user, session_id))
+    return JsonResponse({"turn": turn.id if turn else None})

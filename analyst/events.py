@@ -1,0 +1,71 @@
+"""The event log's one door: event dicts, group names, and append-then-broadcast."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import transaction
+from django.db.models import F
+
+from analyst.models import AnalysisSession, Event, Turn
+
+# Every type a client may see.
+TYPES = frozenset(
+    {
+        "user_message",
+        "cell",
+        "turn_started",
+        "assistant_delta",
+        "assistant_message",
+        "tool_call",
+        "stdout",
+        "stderr",
+        "result",
+        "error",
+        "notice",
+        "file_added",
+        "turn_done",
+        "turn_cancelled",
+        "turn_failed",
+    }
+)
+
+
+def group_name(session_id: object) -> str:
+    return f"session.{session_id}"
+
+
+def as_dict(event: Event) -> dict[str, Any]:
+    return {
+        "seq": event.seq,
+        "type": event.type,
+        "payload": event.payload,
+        "turn": event.turn_id,
+        "created_at": event.created_at.isoformat(),
+    }
+
+
+def append(session_id: object, type: str, payload: dict[str, Any], *, turn: Turn | None = None) -> Event:
+    """Store the event with the session's next seq, then broadcast it once committed."""
+    if type not in TYPES:
+        raise ValueError(f"unknown event type {type!r}")
+    with transaction.atomic():
+        AnalysisSession.objects.filter(id=session_id).update(next_seq=F("next_seq") + 1)
+        seq = AnalysisSession.objects.values_list("next_seq", flat=True).get(id=session_id) - 1
+        event = Event.objects.create(session_id=session_id, turn=turn, seq=seq, type=type, payload=payload)
+        transaction.on_commit(lambda: broadcast(session_id, as_dict(event)))
+    return event
+
+
+def broadcast(session_id: object, event: dict[str, Any]) -> None:
+    layer = get_channel_layer()
+    if layer is not None:
+        async_to_sync(layer.group_send)(group_name(session_id), {"type": "session.event", "event": event})
+
+
+def after(session_id: object, seq: int, limit: int = 1000) -> list[dict[str, Any]]:
+    """Stored events with a seq above ``seq``, oldest first."""
+    events = Event.objects.filter(session_id=session_id, seq__gt=seq).order_by("seq")[:limit]
+    return [as_dict(e) for e in events]

@@ -1,0 +1,9 @@
+"""The analyst's data: sessions, their messages, turns and event log, files and artifacts."""
+
+from analyst.models.artifacts import Artifact
+from analyst.models.events import Event
+from analyst.models.files import DataFile
+from analyst.models.sessions import AnalysisSession, Message, Turn
+from analyst.models.tokens import ApiToken
+
+__all__ = ["AnalysisSession", "ApiToken", "Artifact", "DataFile", "Event", "Message", "Turn"]

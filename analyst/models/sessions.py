@@ -1,0 +1,76 @@
+"""A session, the conversation it holds, and the turns that extend it."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+
+class AnalysisSession(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sessions")
+    title = models.CharField(max_length=200, default="Untitled analysis")
+    model = models.CharField(max_length=200)
+    sandbox_id = models.CharField(max_length=64, blank=True, default="")
+    # The seq the next event gets; bumped in the same transaction that stores the event.
+    next_seq = models.PositiveBigIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Message(models.Model):
+    """One entry of the model's view of the conversation, as provider-neutral parts (JSON)."""
+
+    class Role(models.TextChoices):
+        USER = "user"
+        ASSISTANT = "assistant"
+
+    session = models.ForeignKey(AnalysisSession, on_delete=models.CASCADE, related_name="messages")
+    turn = models.ForeignKey("Turn", on_delete=models.CASCADE, related_name="messages", null=True)
+    role = models.CharField(max_length=16, choices=Role.choices)
+    parts = models.JSONField(default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+
+class Turn(models.Model):
+    """One unit of work: a question for the model, or a code cell run directly."""
+
+    class Kind(models.TextChoices):
+        CHAT = "chat"
+        CELL = "cell"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    FINISHED = (Status.DONE, Status.FAILED, Status.CANCELLED)
+
+    session = models.ForeignKey(AnalysisSession, on_delete=models.CASCADE, related_name="turns")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    input = models.TextField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    cancel_requested = models.BooleanField(default=False)
+    # A running turn's worker renews this; a turn whose lease lapsed lost its worker.
+    lease_expires_at = models.DateTimeField(null=True)
+    error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True)
+    finished_at = models.DateTimeField(null=True)
+
+    class Meta:
+        ordering = ["id"]

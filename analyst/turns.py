@@ -1,0 +1,131 @@
+"""Turns: ask, run a cell, cancel; and the worker side: claim, execute, fail the orphaned."""
+
+from __future__ import annotations
+
+import logging
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from analyst import events
+from analyst.agent.loop import TurnCancelled, TurnRunner
+from analyst.agent.providers import ProviderError
+from analyst.models import AnalysisSession, Turn
+from sandboxes import Sandbox, SandboxError
+
+log = logging.getLogger(__name__)
+
+
+class TurnRefused(Exception):
+    """The request cannot start a turn now (say, one is already running)."""
+
+
+def check_can_start(session: AnalysisSession) -> None:
+    if session.turns.exclude(status__in=Turn.FINISHED).exists():
+        raise TurnRefused("a turn is already running in this session; wait for it or stop it")
+
+
+def do_start_turn(*, session: AnalysisSession, user: AbstractBaseUser, kind: str, text: str) -> Turn:
+    """Store the request and its first event, and enqueue the turn once that is committed."""
+    from analyst.tasks import run_turn
+
+    with transaction.atomic():
+        AnalysisSession.objects.select_for_update().filter(id=session.id).first()
+        check_can_start(session)
+        turn = Turn.objects.create(session=session, requested_by=user, kind=kind, input=text)
+        if kind == Turn.Kind.CHAT:
+            events.append(session.id, "user_message", {"text": text}, turn=turn)
+        else:
+            events.append(session.id, "cell", {"code": text}, turn=turn)
+        transaction.on_commit(lambda: run_turn.delay(turn.id))
+    return turn
+
+
+def do_cancel(*, session: AnalysisSession) -> Turn | None:
+    """Ask the running turn to stop and interrupt its cell; the worker records the end."""
+    turn = session.turns.exclude(status__in=Turn.FINISHED).order_by("-id").first()
+    if turn is None:
+        return None
+    Turn.objects.filter(id=turn.id).update(cancel_requested=True)
+    if turn.status == Turn.Status.QUEUED and finish(
+        turn, Turn.Status.CANCELLED, claimed_from=Turn.Status.QUEUED
+    ):
+        events.append(session.id, "turn_cancelled", {}, turn=turn)
+        return turn
+    if session.sandbox_id:
+        interrupt_kernel(session.sandbox_id)
+    return turn
+
+
+def interrupt_kernel(sandbox_id: str) -> None:
+    try:
+        sandbox = Sandbox.connect(sandbox_id)
+    except SandboxError:
+        return  # gone already: nothing runs there
+    try:
+        sandbox.default_context.interrupt()
+    except SandboxError:
+        log.info("could not interrupt sandbox %s", sandbox_id)
+    finally:
+        sandbox.close()
+
+
+def claim(turn_id: int) -> Turn | None:
+    """Take a queued turn for this worker; None when another delivery already has it."""
+    now = timezone.now()
+    lease = now + timezone.timedelta(seconds=settings.ANALYST_TURN_LEASE)
+    claimed = Turn.objects.filter(id=turn_id, status=Turn.Status.QUEUED).update(
+        status=Turn.Status.RUNNING, started_at=now, lease_expires_at=lease
+    )
+    return Turn.objects.select_related("session", "requested_by").get(id=turn_id) if claimed else None
+
+
+def execute(turn_id: int) -> None:
+    """The worker's side of a turn: claim it, re-check who may run it, run it, record the end."""
+    turn = claim(turn_id)
+    if turn is None:
+        return  # a duplicate delivery, or a turn already ended: nothing to do, nothing twice
+    if turn.session.owner_id != turn.requested_by_id:
+        finish(turn, Turn.Status.FAILED, error="not the session's owner")
+        return
+    events.append(turn.session_id, "turn_started", {"kind": turn.kind}, turn=turn)
+    try:
+        TurnRunner(turn).run()
+    except TurnCancelled:
+        end(turn, Turn.Status.CANCELLED, "turn_cancelled", {})
+    except ProviderError as exc:
+        events.append(turn.session_id, "error", {"code": exc.code, "message": str(exc)}, turn=turn)
+        end(turn, Turn.Status.FAILED, "turn_failed", {"reason": str(exc)})
+    except SoftTimeLimitExceeded:
+        end(turn, Turn.Status.FAILED, "turn_failed", {"reason": "the turn took longer than its time limit"})
+    except SandboxError as exc:
+        events.append(turn.session_id, "error", {"code": exc.code, "message": str(exc)}, turn=turn)
+        end(turn, Turn.Status.FAILED, "turn_failed", {"reason": f"the sandbox service failed: {exc}"})
+    else:
+        end(turn, Turn.Status.DONE, "turn_done", {})
+
+
+def end(turn: Turn, status: str, event: str, payload: dict[str, object]) -> None:
+    if finish(turn, status, error=str(payload.get("reason", ""))):
+        events.append(turn.session_id, event, payload, turn=turn)
+
+
+def finish(turn: Turn, status: str, *, error: str = "", claimed_from: str = Turn.Status.RUNNING) -> bool:
+    updated = Turn.objects.filter(id=turn.id, status=claimed_from).update(
+        status=status, finished_at=timezone.now(), error=error
+    )
+    return bool(updated)
+
+
+def fail_orphans() -> int:
+    """Turns whose worker died (their lease lapsed) end as failed, each with an event saying so."""
+    count = 0
+    for turn in Turn.objects.filter(status=Turn.Status.RUNNING, lease_expires_at__lt=timezone.now()):
+        reason = "the worker running this turn stopped; ask again"
+        if finish(turn, Turn.Status.FAILED, error=reason):
+            events.append(turn.session_id, "turn_failed", {"reason": reason}, turn=turn)
+            count += 1
+    return count

@@ -1,0 +1,123 @@
+"""CSV uploads: refused clearly when bad, stored whole, then placed in the session's sandbox."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+
+from analyst import events
+from analyst.agent.session_kernel import SessionKernel
+from analyst.models import AnalysisSession, DataFile
+
+EXTENSIONS = (".csv", ".tsv", ".txt")
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ -]{0,120}$")
+SNIFF_BYTES = 64 << 10
+SUMMARY_CODE = """
+import json, pandas as pd
+_df = pd.read_csv({path!r}, sep=None, engine="python") if {path!r}.endswith(".txt") else \\
+    pd.read_csv({path!r}, sep="\\t" if {path!r}.endswith(".tsv") else ",")
+print(json.dumps({{"rows": len(_df), "columns": [[str(c), str(t)] for c, t in _df.dtypes.items()],
+                  "head": _df.head(5).to_csv(index=False)}}))
+del _df
+"""
+
+
+class UploadRefused(Exception):
+    """The file cannot be accepted; the message says why, for the person who sent it."""
+
+
+def check_upload(upload: UploadedFile) -> str:
+    """The name the file will have in data/; UploadRefused when it is not an acceptable text table."""
+    name = (upload.name or "").rsplit("/", 1)[-1].rsplit("\\", 1)[-1].strip()
+    if not SAFE_NAME.match(name) or ".." in name:
+        raise UploadRefused(
+            "the file name may hold only letters, digits, spaces, dots, dashes and underscores"
+        )
+    if not name.lower().endswith(EXTENSIONS):
+        raise UploadRefused(f"only {', '.join(EXTENSIONS)} files can be uploaded")
+    if upload.size is None or upload.size > settings.ANALYST_MAX_UPLOAD:
+        raise UploadRefused(
+            f"the file is larger than the limit of {settings.ANALYST_MAX_UPLOAD // (1 << 20)} MiB"
+        )
+    if upload.size == 0:
+        raise UploadRefused("the file is empty")
+    head = upload.read(SNIFF_BYTES)
+    upload.seek(0)
+    if b"\0" in head:
+        raise UploadRefused("the file looks binary, not a CSV")
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:  # not just a character cut at the sniff's end
+            raise UploadRefused("the file is not UTF-8 text; save it as UTF-8 and try again") from None
+    return name
+
+
+def do_upload(*, session: AnalysisSession, upload: UploadedFile) -> DataFile:
+    """Keep our copy and enqueue its trip into the sandbox; a re-upload replaces the old file."""
+    from analyst.tasks import place_file
+
+    name = check_upload(upload)
+    path = f"data/{name}"
+    with transaction.atomic():
+        DataFile.objects.filter(session=session, path=path).delete()
+        data_file = DataFile(session=session, name=name, path=path, size=upload.size)
+        data_file.stored.save(name, upload, save=False)
+        data_file.save()
+        transaction.on_commit(lambda: place_file.delay(data_file.id))
+    return data_file
+
+
+def place(data_file_id: int) -> None:
+    """Worker side: write the file into the sandbox and describe it, computed inside the sandbox."""
+    data_file = DataFile.objects.select_related("session").filter(id=data_file_id).first()
+    if data_file is None:
+        return  # deleted meanwhile
+    session = data_file.session
+    kernel = SessionKernel(session, notice=lambda text: events.append(session.id, "notice", {"text": text}))
+    try:
+        sandbox = kernel.sandbox()
+        with data_file.stored.open("rb") as content:
+            sandbox.files.write(data_file.path, content)
+        context = sandbox.create_code_context()  # a running turn keeps the default one busy
+        try:
+            execution = context.run_code(SUMMARY_CODE.format(path=data_file.path), timeout=120)
+        finally:
+            context.close()
+    finally:
+        kernel.close()
+    describe(data_file, execution.stdout, execution.error and str(execution.error))
+    events.append(session.id, "file_added", file_dict(data_file))
+
+
+def describe(data_file: DataFile, output: str, error: str | None) -> None:
+    """Fill rows, columns and the model's summary from the sandbox's (untrusted) JSON report."""
+    try:
+        report = json.loads(output.strip().splitlines()[-1]) if output.strip() else {}
+        rows, columns, head = int(report["rows"]), list(report["columns"]), str(report["head"])
+        described = ", ".join(f"{str(c)[:80]} ({str(t)[:20]})" for c, t in columns[:200])
+    except (ValueError, KeyError, TypeError, IndexError):
+        data_file.summary = f"{data_file.path}: could not be read as a table ({error or 'no report'})."
+    else:
+        data_file.rows, data_file.columns = rows, len(columns)
+        data_file.summary = (
+            f"{data_file.path}: {rows} rows x {len(columns)} columns.\nColumns: {described}.\n"
+            f"First rows:\n{head[:4000]}"
+        )
+    data_file.save(update_fields=["rows", "columns", "summary"])
+
+
+def file_dict(data_file: DataFile) -> dict[str, object]:
+    return {
+        "id": data_file.id,
+        "name": data_file.name,
+        "path": data_file.path,
+        "size": data_file.size,
+        "rows": data_file.rows,
+        "columns": data_file.columns,
+        "summary": data_file.summary,
+    }

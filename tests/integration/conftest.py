@@ -1,0 +1,110 @@
+"""The whole path: a real Celery worker on real Redis, a real sandboxd, a scripted model server."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.test import Client
+
+from analyst import events
+from analyst.models import AnalysisSession, ApiToken
+from config.celery import app as celery_app
+from tests.fakes.model_server import ScriptedModelServer
+from tests.sandboxd_process import SandboxdProcess
+from tests.worker_process import CeleryWorkerProcess
+
+LEASE_SECONDS = 3
+
+
+def database_url() -> str:
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{db['NAME']}"
+    host, port = db["HOST"] or "127.0.0.1", db["PORT"] or 5432
+    return f"postgres://{db['USER']}:{db['PASSWORD']}@{host}:{port}/{db['NAME']}"
+
+
+@pytest.fixture(scope="session")
+def model_server() -> Iterator[ScriptedModelServer]:
+    with ScriptedModelServer(expect_all_used=False) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def worker_env(
+    django_db_setup: None, sandboxd: SandboxdProcess, model_server: ScriptedModelServer
+) -> dict[str, str]:
+    return {
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "SECRET_KEY": "integration-tests",
+        "DATABASE_URL": database_url(),
+        "REDIS_URL": settings.REDIS_URL,
+        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        "SANDBOXD_URL": sandboxd.url,
+        "SANDBOXD_TOKEN": sandboxd.token,
+        "ANALYST_TURN_LEASE": str(LEASE_SECONDS),
+        "ANALYST_DELTA_INTERVAL": "0.05",
+        **model_server.env(),
+    }
+
+
+@pytest.fixture(scope="session")
+def worker(worker_env: dict[str, str]) -> Iterator[CeleryWorkerProcess]:
+    celery_app.control.purge()  # messages left by an earlier, interrupted run
+    folder = Path(tempfile.mkdtemp(prefix="celery-test-"))
+    process = CeleryWorkerProcess(log_path=folder / "worker.log", env=worker_env).start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def stack(
+    transactional_db: None,
+    worker: CeleryWorkerProcess,
+    model_server: ScriptedModelServer,
+    sandboxd: SandboxdProcess,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[ScriptedModelServer]:
+    """Everything running; the test scripts the model. The web side's SDK finds sandboxd too."""
+    monkeypatch.setenv("SANDBOXD_URL", sandboxd.url)
+    monkeypatch.setenv("SANDBOXD_TOKEN", sandboxd.token)
+    model_server.requests.clear()
+    yield model_server
+
+
+@pytest.fixture
+def alice() -> Any:
+    return get_user_model().objects.create_user("alice", password="pw")
+
+
+@pytest.fixture
+def api(alice: Any) -> Client:
+    _, secret = ApiToken.issue(alice)
+    return Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
+
+
+@pytest.fixture
+def session(alice: Any) -> AnalysisSession:
+    return AnalysisSession.objects.create(owner=alice, model="anthropic/claude-test")
+
+
+def wait_for(session: AnalysisSession, *types: str, timeout: float = 90) -> list[dict[str, Any]]:
+    """All events so far, once one of ``types`` has arrived (turn endings by default)."""
+    wanted = set(types) or {"turn_done", "turn_failed", "turn_cancelled"}
+    deadline = time.monotonic() + timeout
+    while True:
+        stored = events.after(session.id, 0)
+        if any(e["type"] in wanted for e in stored):
+            return stored
+        assert time.monotonic() < deadline, (
+            f"no {wanted} within {timeout}s; got {[e['type'] for e in stored]}"
+        )
+        time.sleep(0.1)
