@@ -16,6 +16,7 @@ from tests.sandboxd_process import ROOT
 class CeleryWorkerProcess:
     log_path: Path
     env: dict[str, str] = field(default_factory=dict)
+    queues: str = "celery"
     process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 60.0) -> CeleryWorkerProcess:
@@ -23,7 +24,8 @@ class CeleryWorkerProcess:
         self.log = self.log_path.open("ab")
         self.process = subprocess.Popen(
             [str(ROOT / ".venv" / "bin" / "celery"), "-A", "config", "worker", "--loglevel=INFO",
-             "--concurrency=2", "--without-gossip", "--without-mingle", "-n", f"test-{time.time_ns()}@%h"],
+             "--concurrency=2", "--without-gossip", "--without-mingle", "-n", f"test-{time.time_ns()}@%h",
+             "-Q", self.queues],
             cwd=ROOT, env=environment, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
         deadline = time.monotonic() + timeout
@@ -42,6 +44,7 @@ class CeleryWorkerProcess:
         assert self.process is not None
         os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
+        self.log.close()
 
     def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:

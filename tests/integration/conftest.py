@@ -66,6 +66,27 @@ def worker(worker_env: dict[str, str]) -> Iterator[CeleryWorkerProcess]:
 
 
 @pytest.fixture
+def extra_worker(worker_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Start workers on a queue of their own (with changed settings); this test's turns go there."""
+    from analyst import tasks
+
+    queue = f"extra-{time.time_ns()}"
+    monkeypatch.setattr(tasks.run_turn, "delay", lambda *args: tasks.run_turn.apply_async(args, queue=queue))
+    folder = Path(tempfile.mkdtemp(prefix="celery-extra-"))
+    started: list[CeleryWorkerProcess] = []
+
+    def start(**env: str) -> CeleryWorkerProcess:
+        log_path = folder / f"worker-{len(started)}.log"
+        process = CeleryWorkerProcess(log_path=log_path, env={**worker_env, **env}, queues=queue)
+        started.append(process.start())
+        return process
+
+    yield start
+    for process in started:
+        process.stop()
+
+
+@pytest.fixture
 def stack(
     transactional_db: None,
     worker: CeleryWorkerProcess,

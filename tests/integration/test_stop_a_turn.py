@@ -1,0 +1,44 @@
+"""Stop: the running cell is interrupted, the turn ends as cancelled, the kernel stays usable."""
+
+import time
+
+from analyst.models import Turn
+from tests.fakes.model_server import anthropic_tool_call
+from tests.integration.conftest import wait_for
+
+SLOW_CELL = "import time\nprint('started', flush=True)\nfor _ in range(600): time.sleep(0.1)\nkept = 'late'"
+
+
+def test_cancel_mid_cell(stack, api, session):
+    stack.script(anthropic_tool_call("run_python", {"code": SLOW_CELL}))
+    api.post(f"/api/sessions/{session.id}/cells", {"code": "kept = 'early'"}, "application/json")
+    wait_for(session, "turn_done")
+    api.post(f"/api/sessions/{session.id}/messages", {"content": "Take your time"}, "application/json")
+    wait_for(session, "stdout")
+    started = time.monotonic()
+
+    assert api.post(f"/api/sessions/{session.id}/cancel").status_code == 200
+
+    log = wait_for(session, "turn_cancelled", timeout=30)
+    assert time.monotonic() - started < 30
+    last_turn = Turn.objects.filter(session=session).latest("id")
+    assert last_turn.status == Turn.Status.CANCELLED
+    types = [e["type"] for e in log if e["turn"] == last_turn.id]
+    assert "turn_done" not in types
+    assert any(e["type"] == "error" and e["payload"].get("name") == "KeyboardInterrupt" for e in log)
+
+    api.post(f"/api/sessions/{session.id}/cells", {"code": "print(kept)"}, "application/json")
+    log = wait_for(session, "turn_done")
+    while [e["type"] for e in log].count("turn_done") < 2:
+        log = wait_for(session, "turn_done")
+    assert [e["payload"]["text"] for e in log if e["type"] == "stdout"][-1] == "early\n"
+
+
+def test_cancel_before_the_worker_starts_it(stack, api, session, monkeypatch):
+    from analyst import tasks
+
+    monkeypatch.setattr(tasks.run_turn, "delay", lambda *args: None)  # stays queued
+    api.post(f"/api/sessions/{session.id}/messages", {"content": "Hello"}, "application/json")
+    assert api.post(f"/api/sessions/{session.id}/cancel").json()["turn"] is not None
+    assert Turn.objects.get(session=session).status == Turn.Status.CANCELLED
+    assert [e["type"] for e in wait_for(session, "turn_cancelled")] == ["user_message", "turn_cancelled"]
