@@ -3,6 +3,8 @@
 import os
 
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/9")
+# One queue and one database file per test run, so two runs at once never share a worker.
+os.environ.setdefault("CELERY_QUEUE", f"test-{os.getpid()}")
 
 from config.settings import *  # noqa: E402, F403
 from config.settings import BASE_DIR, DATABASES  # noqa: E402
@@ -13,4 +15,4 @@ ANALYST_DEFAULT_MODEL = "anthropic/claude-test"
 
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # A file, not memory: the Celery worker process of the integration tests opens it too.
-    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / "test.sqlite3")}
+    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / f"test-{os.getpid()}.sqlite3")}

@@ -16,7 +16,6 @@ from django.test import Client
 
 from analyst import events
 from analyst.models import AnalysisSession, ApiToken
-from config.celery import app as celery_app
 from tests.fakes.model_server import ScriptedModelServer
 from tests.sandboxd_process import SandboxdProcess
 from tests.worker_process import CeleryWorkerProcess
@@ -47,6 +46,7 @@ def worker_env(
         "SECRET_KEY": "integration-tests",
         "DATABASE_URL": database_url(),
         "REDIS_URL": settings.REDIS_URL,
+        "CELERY_QUEUE": settings.CELERY_TASK_DEFAULT_QUEUE,
         "MEDIA_ROOT": str(settings.MEDIA_ROOT),
         "SANDBOXD_URL": sandboxd.url,
         "SANDBOXD_TOKEN": sandboxd.token,
@@ -58,9 +58,9 @@ def worker_env(
 
 @pytest.fixture(scope="session")
 def worker(worker_env: dict[str, str]) -> Iterator[CeleryWorkerProcess]:
-    celery_app.control.purge()  # messages left by an earlier, interrupted run
     folder = Path(tempfile.mkdtemp(prefix="celery-test-"))
-    process = CeleryWorkerProcess(log_path=folder / "worker.log", env=worker_env).start()
+    queue = worker_env["CELERY_QUEUE"]
+    process = CeleryWorkerProcess(log_path=folder / "worker.log", env=worker_env, queues=queue).start()
     yield process
     process.stop()
 
