@@ -40,9 +40,7 @@ def check_upload(upload: UploadedFile) -> str:
     if not name.lower().endswith(EXTENSIONS):
         raise UploadRefused(f"only {', '.join(EXTENSIONS)} files can be uploaded")
     if upload.size is None or upload.size > settings.ANALYST_MAX_UPLOAD:
-        raise UploadRefused(
-            f"the file is larger than the limit of {settings.ANALYST_MAX_UPLOAD // (1 << 20)} MiB"
-        )
+        raise UploadRefused(f"the file is larger than the limit of {human_size(settings.ANALYST_MAX_UPLOAD)}")
     if upload.size == 0:
         raise UploadRefused("the file is empty")
     head = upload.read(SNIFF_BYTES)
@@ -52,9 +50,17 @@ def check_upload(upload: UploadedFile) -> str:
     try:
         head.decode("utf-8")
     except UnicodeDecodeError as exc:
-        if exc.start < len(head) - 4:  # not just a character cut at the sniff's end
+        split_by_sniff = len(head) == SNIFF_BYTES and exc.start >= len(head) - 4
+        if not split_by_sniff:
             raise UploadRefused("the file is not UTF-8 text; save it as UTF-8 and try again") from None
     return name
+
+
+def human_size(size: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{size} bytes"
 
 
 def do_upload(*, session: AnalysisSession, upload: UploadedFile) -> DataFile:
@@ -64,7 +70,9 @@ def do_upload(*, session: AnalysisSession, upload: UploadedFile) -> DataFile:
     name = check_upload(upload)
     path = f"data/{name}"
     with transaction.atomic():
-        DataFile.objects.filter(session=session, path=path).delete()
+        for replaced in DataFile.objects.filter(session=session, path=path):
+            transaction.on_commit(lambda stored=replaced.stored: stored.delete(save=False))
+            replaced.delete()
         data_file = DataFile(session=session, name=name, path=path, size=upload.size)
         data_file.stored.save(name, upload, save=False)
         data_file.save()

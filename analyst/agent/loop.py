@@ -8,10 +8,10 @@ from contextlib import closing
 from typing import Any
 
 from django.conf import settings
-from django.utils import timezone
 
 from analyst import events
 from analyst.agent import history
+from analyst.agent.lease import Lease
 from analyst.agent.prompt import system_prompt
 from analyst.agent.providers import (
     Provider,
@@ -44,27 +44,23 @@ class TurnRunner:
         self.session = turn.session
         self.providers = providers
         self.kernel = SessionKernel(self.session, notice=lambda text: self.emit("notice", {"text": text}))
-        self._lease_renewed = 0.0
 
     def emit(self, type: str, payload: dict[str, Any]) -> None:
         events.append(self.session.id, type, payload, turn=self.turn)
 
     def check_cancelled(self) -> None:
-        """Raise TurnCancelled once the user asked to stop; renew our lease meanwhile."""
+        """Raise TurnCancelled once the user asked to stop."""
         self.turn.refresh_from_db(fields=["cancel_requested"])
         if self.turn.cancel_requested:
             raise TurnCancelled
-        if time.monotonic() - self._lease_renewed > settings.ANALYST_TURN_LEASE / 3:
-            expires = timezone.now() + timezone.timedelta(seconds=settings.ANALYST_TURN_LEASE)
-            Turn.objects.filter(id=self.turn.id).update(lease_expires_at=expires)
-            self._lease_renewed = time.monotonic()
 
     def run(self) -> None:
         try:
-            if self.turn.kind == Turn.Kind.CELL:
-                self.run_cell()
-            else:
-                self.run_chat()
+            with Lease(self.turn.id, settings.ANALYST_TURN_LEASE):
+                if self.turn.kind == Turn.Kind.CELL:
+                    self.run_cell()
+                else:
+                    self.run_chat()
         finally:
             self.kernel.close()
 

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
@@ -65,11 +65,14 @@ def api_view(view: View) -> View:
         if refused is not None:
             return refused
         try:
-            return view(request, *args, **kwargs)
+            response = view(request, *args, **kwargs)
         except ApiError as exc:
             return error_response(exc.status, exc.code, exc.message)
         except Http404 as exc:
             return error_response(404, "not_found", str(exc) or "not found")
+        if isinstance(response, HttpResponseNotAllowed):
+            return error_response(405, "method_not_allowed", f"{request.method} is not allowed here")
+        return response
 
     return wrapper
 

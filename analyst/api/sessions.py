@@ -17,6 +17,9 @@ def sessions_collection(request: HttpRequest) -> JsonResponse:
         owned = AnalysisSession.objects.filter(owner=request.user)
         return JsonResponse({"sessions": [sessions.as_dict(s) for s in owned]})
     body = json_body(request)
+    for field in ("model", "title"):
+        if body.get(field) is not None and not isinstance(body[field], str):
+            raise ApiError(400, "invalid_request", f"{field!r} must be a string")
     try:
         session = sessions.do_create(owner=request.user, model=body.get("model"), title=body.get("title"))
     except sessions.InvalidModel as exc:

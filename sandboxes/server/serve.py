@@ -15,6 +15,8 @@ from sandboxes.server.mounts import enter_private_namespace
 from sandboxes.server.registry import Registry
 from sandboxes.server.staging import Stager
 
+SHUTDOWN_GRACE_SECONDS = 5
+
 
 def build_registry(config: ServerConfig) -> tuple[Registry, Stager | None]:
     """Raises DriverUnavailable, TemplateNotBuilt or PathUnreachable: sandboxd never runs code
@@ -51,4 +53,11 @@ def serve(config: ServerConfig) -> None:
         logging.getLogger(__name__).info("workdirs and staging mounts are private to sandboxd")
     registry, stager = build_registry(config)
     app = build_app(registry, on_shutdown=[stager.clear] if stager else [])
-    uvicorn.run(app, host=config.host, port=config.port, log_level="info", access_log=False)
+    uvicorn.run(
+        app,
+        host=config.host,
+        port=config.port,
+        log_level="info",
+        access_log=False,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,  # then running cells are stopped
+    )

@@ -1,0 +1,1 @@
+"""The JSON API, through real requests: auth, personas, validation, events, uploads."""

@@ -1,0 +1,45 @@
+"""The stored event log as JSON: only events after the given seq, in order."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyst import events
+from analyst.models import AnalysisSession
+
+
+@pytest.fixture
+def logged(session):
+    for n in range(1, 6):
+        events.append(session.id, "stdout", {"text": f"line {n}\n"})
+    return session
+
+
+@pytest.mark.parametrize(
+    ("after", "expected"), [(None, [1, 2, 3, 4, 5]), (0, [1, 2, 3, 4, 5]), (2, [3, 4, 5]), (5, []), (99, [])]
+)
+def test_only_events_after_n_in_order(api, logged, after, expected):
+    query = "" if after is None else f"?after={after}"
+    response = api.get(f"/api/sessions/{logged.id}/events{query}")
+    assert response.status_code == 200
+    listed = response.json()["events"]
+    assert [e["seq"] for e in listed] == expected
+    assert [e["payload"]["text"] for e in listed] == [f"line {n}\n" for n in expected]
+    assert all(e["type"] == "stdout" and e["turn"] is None and e["created_at"] for e in listed)
+
+
+@pytest.mark.parametrize("after", ["abc", "1.5", "", "0x2"])
+def test_an_after_that_is_not_a_whole_number_is_400(api, logged, after):
+    response = api.get(f"/api/sessions/{logged.id}/events", {"after": after})
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": {"code": "invalid_request", "message": "after must be a whole number"}
+    }
+
+
+def test_another_sessions_events_stay_out(api, logged, alice):
+    other = AnalysisSession.objects.create(owner=alice, model="anthropic/claude-test")
+    events.append(other.id, "notice", {"text": "elsewhere"})
+    listed = api.get(f"/api/sessions/{logged.id}/events", {"after": 4}).json()["events"]
+    assert [(e["seq"], e["type"]) for e in listed] == [(5, "stdout")]
+    assert [e["seq"] for e in api.get(f"/api/sessions/{other.id}/events").json()["events"]] == [1]
