@@ -100,6 +100,8 @@ def execute(turn_id: int) -> None:
         events.append(turn.session_id, "error", {"code": exc.code, "message": str(exc)}, turn=turn)
         end(turn, Turn.Status.FAILED, "turn_failed", {"reason": str(exc)})
     except SoftTimeLimitExceeded:
+        if turn.session.sandbox_id:
+            interrupt_kernel(turn.session.sandbox_id)
         end(turn, Turn.Status.FAILED, "turn_failed", {"reason": "the turn took longer than its time limit"})
     except SandboxError as exc:
         events.append(turn.session_id, "error", {"code": exc.code, "message": str(exc)}, turn=turn)

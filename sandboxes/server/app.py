@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -154,7 +155,9 @@ async def _stream(sandbox: ServerSandbox, first: Event, events: AsyncIterator[Ev
         yield _line(error_event("SandboxError", f"execution failed: {exc}", []))
         yield _line({"type": "end_of_execution", "execution_count": None})
     finally:
-        await events.aclose()  # type: ignore[attr-defined]  # a client gone mid-cell: interrupted
+        # A client gone mid-cell cancels this task; shielded, the context still interrupts the cell.
+        with anyio.CancelScope(shield=True):
+            await events.aclose()  # type: ignore[attr-defined]
         sandbox.touch()
 
 
