@@ -9,8 +9,8 @@ def test_a_turn_over_its_time_limit_fails_clearly(stack, api, session, monkeypat
     from analyst import tasks
 
     # Celery sends a task's limits with the message, so the sender's limits are the ones that hold.
-    monkeypatch.setattr(tasks.run_turn, "soft_time_limit", 3)
-    monkeypatch.setattr(tasks.run_turn, "time_limit", 30)
+    send = tasks.run_turn.apply_async
+    monkeypatch.setattr(tasks.run_turn, "delay", lambda *args: send(args, soft_time_limit=3, time_limit=30))
     stack.script(anthropic_tool_call("run_python", {"code": "import time\ntime.sleep(60)\nlate = True"}))
     api.post(f"/api/sessions/{session.id}/messages", {"content": "Slow"}, "application/json")
     log = wait_for(session, timeout=60)
