@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from django.db import transaction
 from django.db.models import F
 
+from analyst import broadcast as broadcaster
 from analyst.models import AnalysisSession, Event, Turn
 
 # Every type a client may see.
@@ -60,9 +59,7 @@ def append(session_id: object, type: str, payload: dict[str, Any], *, turn: Turn
 
 
 def broadcast(session_id: object, event: dict[str, Any]) -> None:
-    layer = get_channel_layer()
-    if layer is not None:
-        async_to_sync(layer.group_send)(group_name(session_id), {"type": "session.event", "event": event})
+    broadcaster.group_send(group_name(session_id), {"type": "session.event", "event": event})
 
 
 def after(session_id: object, seq: int, limit: int = 1000) -> list[dict[str, Any]]:

@@ -36,11 +36,11 @@ def do_start_turn(*, session: AnalysisSession, user: AbstractBaseUser, kind: str
         AnalysisSession.objects.select_for_update().filter(id=session.id).first()
         check_can_start(session)
         turn = Turn.objects.create(session=session, requested_by=user, kind=kind, input=text)
+        transaction.on_commit(lambda: run_turn.delay(turn.id))  # before the broadcast: sooner to work
         if kind == Turn.Kind.CHAT:
             events.append(session.id, "user_message", {"text": text}, turn=turn)
         else:
             events.append(session.id, "cell", {"code": text}, turn=turn)
-        transaction.on_commit(lambda: run_turn.delay(turn.id))
     return turn
 
 

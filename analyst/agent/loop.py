@@ -73,6 +73,7 @@ class TurnRunner:
 
     def run_chat(self) -> None:
         provider, model = self.providers(self.session.model)
+        history.save(self.session, self.turn, "user", [TextPart(self.turn.input)])
         with provider:
             self.converse(provider, model)
 

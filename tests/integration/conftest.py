@@ -1,4 +1,8 @@
-"""The whole path: a real Celery worker on real Redis, a real sandboxd, a scripted model server."""
+"""The whole path: a real Celery worker on real Redis, a real sandboxd, a scripted model server.
+
+The worker and the model server live for this package only, so no worker of another package
+consumes our tasks (all of a run's tasks share its queue), nor ours theirs.
+"""
 
 from __future__ import annotations
 
@@ -31,13 +35,13 @@ def database_url() -> str:
     return f"postgres://{db['USER']}:{db['PASSWORD']}@{host}:{port}/{db['NAME']}"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def model_server() -> Iterator[ScriptedModelServer]:
     with ScriptedModelServer(expect_all_used=False) as server:
         yield server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def worker_env(
     django_db_setup: None, sandboxd: SandboxdProcess, model_server: ScriptedModelServer
 ) -> dict[str, str]:
@@ -56,7 +60,7 @@ def worker_env(
     }
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def worker(worker_env: dict[str, str]) -> Iterator[CeleryWorkerProcess]:
     folder = Path(tempfile.mkdtemp(prefix="celery-test-"))
     queue = worker_env["CELERY_QUEUE"]

@@ -34,6 +34,10 @@ def test_tool_call_stdout_chart_and_answer_in_order(stack, api, session):
     assert image.status_code == 200
     assert b"".join(image.streaming_content).startswith(b"\x89PNG")
 
+    first = stack.requests[0].json["messages"]
+    assert first[0]["role"] == "user"
+    assert first[0]["content"][0]["text"] == "Plot it", "the model sees the question"
+
     follow_up = stack.requests[1].json["messages"][-1]["content"]
     result = next(block for block in follow_up if block["type"] == "tool_result")
     kinds = [block["type"] for block in result["content"]]

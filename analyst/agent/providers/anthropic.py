@@ -23,6 +23,7 @@ from analyst.agent.providers.base import (
     ToolCallPart,
     ToolResultPart,
     ToolSpec,
+    new_http_client,
 )
 from analyst.agent.providers.errors import (
     AuthenticationFailed,
@@ -78,7 +79,7 @@ class AnthropicProvider(Provider):
         self._api_key = api_key
         self._url = base_url.rstrip("/") + "/v1/messages"
         self._owns_http = http is None
-        self._http = http or httpx.Client()
+        self._http = http or new_http_client()
         self._timeout = httpx.Timeout(timeout, connect=CONNECT_TIMEOUT)
         self._retry = RetryPolicy(attempts=max_retries + 1, sleep=sleep)
 

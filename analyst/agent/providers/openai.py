@@ -22,6 +22,7 @@ from analyst.agent.providers.base import (
     ToolCallPart,
     ToolResultPart,
     ToolSpec,
+    new_http_client,
 )
 from analyst.agent.providers.errors import (
     BadRequest,
@@ -70,7 +71,7 @@ class OpenAIProvider(Provider):
         self._url = base_url.rstrip("/") + "/chat/completions"
         self._max_tokens_field = max_tokens_field
         self._owns_http = http is None
-        self._http = http or httpx.Client()
+        self._http = http or new_http_client()
         self._timeout = httpx.Timeout(timeout, connect=CONNECT_TIMEOUT)
         self._retry = RetryPolicy(attempts=max_retries + 1, sleep=sleep)
 

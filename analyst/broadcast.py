@@ -1,0 +1,44 @@
+"""Sending to the Channels layer from sync code through one long-lived event loop per process.
+
+async_to_sync would start a thread and an event loop per call, and channels_redis keeps its
+connections per loop, so each event would also open a Redis connection: ~3 ms instead of ~1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from typing import Any
+
+from channels.layers import get_channel_layer
+
+SEND_TIMEOUT_SECONDS = 10
+
+
+class _Loop:
+    def __init__(self) -> None:
+        self.pid = -1
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.lock = threading.Lock()
+
+    def get(self) -> asyncio.AbstractEventLoop:
+        """This process's loop (a forked worker child starts its own)."""
+        with self.lock:
+            if self.loop is None or self.pid != os.getpid():
+                self.loop = asyncio.new_event_loop()
+                threading.Thread(target=self.loop.run_forever, name="broadcast", daemon=True).start()
+                self.pid = os.getpid()
+            return self.loop
+
+
+_loop = _Loop()
+
+
+def group_send(group: str, message: dict[str, Any]) -> None:
+    """Send ``message`` to ``group`` and wait until it is sent, so events go out in order."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), _loop.get())
+    future.result(timeout=SEND_TIMEOUT_SECONDS)
