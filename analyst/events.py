@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
-from django.db.models import F
+from django.db import connection, transaction
 
 from analyst import broadcast as broadcaster
 from analyst.models import AnalysisSession, Event, Turn
@@ -51,11 +50,24 @@ def append(session_id: object, type: str, payload: dict[str, Any], *, turn: Turn
     if type not in TYPES:
         raise ValueError(f"unknown event type {type!r}")
     with transaction.atomic():
-        AnalysisSession.objects.filter(id=session_id).update(next_seq=F("next_seq") + 1)
-        seq = AnalysisSession.objects.values_list("next_seq", flat=True).get(id=session_id) - 1
+        seq = _take_seq(session_id)
         event = Event.objects.create(session_id=session_id, turn=turn, seq=seq, type=type, payload=payload)
         transaction.on_commit(lambda: broadcast(session_id, as_dict(event)))
     return event
+
+
+def _take_seq(session_id: object) -> int:
+    """The session's next seq, bumped in one statement (the row stays locked until commit)."""
+    table = AnalysisSession._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET next_seq = next_seq + 1 WHERE id = %s RETURNING next_seq",  # noqa: S608
+            [AnalysisSession._meta.pk.get_db_prep_value(session_id, connection)],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise AnalysisSession.DoesNotExist(f"no session {session_id}")
+    return row[0] - 1
 
 
 def broadcast(session_id: object, event: dict[str, Any]) -> None:

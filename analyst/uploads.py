@@ -87,17 +87,14 @@ def place(data_file_id: int) -> None:
         return  # deleted meanwhile
     session = data_file.session
     kernel = SessionKernel(session, notice=lambda text: events.append(session.id, "notice", {"text": text}))
+    sandbox = kernel.sandbox()
+    with data_file.stored.open("rb") as content:
+        sandbox.files.write(data_file.path, content)
+    context = sandbox.create_code_context()  # a running turn keeps the default one busy
     try:
-        sandbox = kernel.sandbox()
-        with data_file.stored.open("rb") as content:
-            sandbox.files.write(data_file.path, content)
-        context = sandbox.create_code_context()  # a running turn keeps the default one busy
-        try:
-            execution = context.run_code(SUMMARY_CODE.format(path=data_file.path), timeout=120)
-        finally:
-            context.close()
+        execution = context.run_code(SUMMARY_CODE.format(path=data_file.path), timeout=120)
     finally:
-        kernel.close()
+        context.close()
     describe(data_file, execution.stdout, execution.error and str(execution.error))
     events.append(session.id, "file_added", file_dict(data_file))
 

@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 
 from analyst import events
-from analyst.agent import history
+from analyst.agent import connections, history
 from analyst.agent.lease import Lease
 from analyst.agent.prompt import system_prompt
 from analyst.agent.providers import (
@@ -21,7 +21,6 @@ from analyst.agent.providers import (
     ToolCall,
     ToolCallPart,
     ToolResultPart,
-    provider_for,
 )
 from analyst.agent.session_kernel import SessionKernel
 from analyst.agent.tools import RUN_PYTHON, execution_text, tool_result
@@ -38,7 +37,7 @@ class TurnRunner:
     """Runs one claimed turn to its end, storing every event as it goes."""
 
     def __init__(
-        self, turn: Turn, *, providers: Callable[[str], tuple[Provider, str]] = provider_for
+        self, turn: Turn, *, providers: Callable[[str], tuple[Provider, str]] = connections.provider
     ) -> None:
         self.turn = turn
         self.session = turn.session
@@ -55,14 +54,11 @@ class TurnRunner:
             raise TurnCancelled
 
     def run(self) -> None:
-        try:
-            with Lease(self.turn.id, settings.ANALYST_TURN_LEASE):
-                if self.turn.kind == Turn.Kind.CELL:
-                    self.run_cell()
-                else:
-                    self.run_chat()
-        finally:
-            self.kernel.close()
+        with Lease(self.turn.id, settings.ANALYST_TURN_LEASE):
+            if self.turn.kind == Turn.Kind.CELL:
+                self.run_cell()
+            else:
+                self.run_chat()
 
     def run_cell(self) -> None:
         """Notebook mode: the user's own code, same kernel and events; the model sees it next turn."""

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.conf import settings
 
+from analyst.agent import connections
 from analyst.models import AnalysisSession
 from sandboxes import ContextBusy, Execution, Sandbox, SandboxExpired, SandboxNotFound
 
@@ -27,7 +28,7 @@ class SessionKernel:
             return self._sandbox
         if self.session.sandbox_id:
             try:
-                self._sandbox = Sandbox.connect(self.session.sandbox_id)
+                self._sandbox = connections.sandbox(self.session.sandbox_id)
                 return self._sandbox
             except (SandboxNotFound, SandboxExpired):
                 self.notice(
@@ -45,7 +46,7 @@ class SessionKernel:
                 sandbox.files.write(data_file.path, content)
         self.session.sandbox_id = sandbox.sandbox_id
         self.session.save(update_fields=["sandbox_id", "updated_at"])
-        self._sandbox = sandbox
+        self._sandbox = connections.keep(sandbox)
         return sandbox
 
     def run(self, code: str, **handlers: Any) -> Execution:
@@ -53,7 +54,8 @@ class SessionKernel:
         try:
             return self._run_when_free(code, handlers)
         except (SandboxNotFound, SandboxExpired):
-            self.close()
+            connections.forget(self.session.sandbox_id)
+            self._sandbox = None
             self.session.sandbox_id = ""
             self.notice("The kernel expired while idle; the cell runs in a fresh one (files restored).")
             return self._run_when_free(code, handlers)
@@ -68,12 +70,3 @@ class SessionKernel:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.2)
-
-    def interrupt(self) -> None:
-        if self._sandbox is not None:
-            self._sandbox.default_context.interrupt()
-
-    def close(self) -> None:
-        if self._sandbox is not None:
-            self._sandbox.close()
-            self._sandbox = None
