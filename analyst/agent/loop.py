@@ -74,8 +74,9 @@ class TurnRunner:
             self.converse(provider, model)
 
     def converse(self, provider: Provider, model: str) -> None:
-        for _ in range(settings.ANALYST_MAX_TOOL_ROUNDS):
-            self.check_cancelled()
+        for round in range(settings.ANALYST_MAX_TOOL_ROUNDS):
+            if round:  # the claim has just checked the first
+                self.check_cancelled()
             text, calls = self.answer(provider, model)
             parts: list[Any] = [TextPart(text)] if text else []
             parts += [ToolCallPart(c.id, c.name, c.arguments or {}) for c in calls]
