@@ -9,7 +9,7 @@ from collections import OrderedDict
 import httpx
 
 from analyst.agent.providers import Provider, provider_for
-from analyst.agent.providers.base import new_http_client
+from analyst.agent.providers.http import new_http_client
 from sandboxes import Sandbox
 
 KEPT_SANDBOXES = 32

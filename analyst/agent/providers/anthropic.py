@@ -15,7 +15,6 @@ from analyst.agent.providers.base import (
     Finished,
     ImagePart,
     Part,
-    Provider,
     StreamEvent,
     TextDelta,
     TextPart,
@@ -23,7 +22,6 @@ from analyst.agent.providers.base import (
     ToolCallPart,
     ToolResultPart,
     ToolSpec,
-    new_http_client,
 )
 from analyst.agent.providers.errors import (
     AuthenticationFailed,
@@ -36,12 +34,12 @@ from analyst.agent.providers.errors import (
     UnknownModel,
     from_status,
 )
-from analyst.agent.providers.retry import RetryPolicy, open_stream
+from analyst.agent.providers.http import HttpProvider
+from analyst.agent.providers.retry import open_stream
 from analyst.agent.providers.sse import ServerSentEvent, iter_events
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
-CONNECT_TIMEOUT = 10.0
 
 ERROR_TYPES: dict[str, type[ProviderError]] = {
     "authentication_error": AuthenticationFailed,
@@ -55,7 +53,7 @@ ERROR_TYPES: dict[str, type[ProviderError]] = {
 }
 
 
-class AnthropicProvider(Provider):
+class AnthropicProvider(HttpProvider):
     """Claude models through POST {base_url}/v1/messages with ``stream: true``."""
 
     supports_images = True
@@ -78,10 +76,7 @@ class AnthropicProvider(Provider):
             raise MissingApiKey("anthropic", "ANTHROPIC_API_KEY")
         self._api_key = api_key
         self._url = base_url.rstrip("/") + "/v1/messages"
-        self._owns_http = http is None
-        self._http = http or new_http_client()
-        self._timeout = httpx.Timeout(timeout, connect=CONNECT_TIMEOUT)
-        self._retry = RetryPolicy(attempts=max_retries + 1, sleep=sleep)
+        super().__init__(http=http, timeout=timeout, max_retries=max_retries, sleep=sleep)
 
     def stream(
         self,
@@ -103,10 +98,6 @@ class AnthropicProvider(Provider):
         )
         with open_stream(self._http, request, self._retry, error_from_response) as response:
             yield from parse_stream(iter_events(response))
-
-    def close(self) -> None:
-        if self._owns_http:
-            self._http.close()
 
 
 def request_body(

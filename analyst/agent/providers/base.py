@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import abc
-import functools
 import json
-import ssl
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, Self
-
-import certifi
-import httpx
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,13 +145,3 @@ class Provider(abc.ABC):
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
-
-
-@functools.cache
-def _tls_context() -> ssl.SSLContext:
-    return ssl.create_default_context(cafile=certifi.where())
-
-
-def new_http_client() -> httpx.Client:
-    """An HTTP client sharing one verifying TLS context: building one costs ~25 ms per turn."""
-    return httpx.Client(verify=_tls_context())

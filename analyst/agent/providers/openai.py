@@ -14,7 +14,6 @@ from analyst.agent.providers.base import (
     ChatMessage,
     Finished,
     ImagePart,
-    Provider,
     StreamEvent,
     TextDelta,
     TextPart,
@@ -22,7 +21,6 @@ from analyst.agent.providers.base import (
     ToolCallPart,
     ToolResultPart,
     ToolSpec,
-    new_http_client,
 )
 from analyst.agent.providers.errors import (
     BadRequest,
@@ -32,11 +30,11 @@ from analyst.agent.providers.errors import (
     UnknownModel,
     from_status,
 )
-from analyst.agent.providers.retry import RetryPolicy, open_stream
+from analyst.agent.providers.http import HttpProvider
+from analyst.agent.providers.retry import open_stream
 from analyst.agent.providers.sse import ServerSentEvent, iter_events
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-CONNECT_TIMEOUT = 10.0
 IMAGE_OMITTED = "[image omitted: this model does not accept images]"
 STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
 # Error codes that say more than the HTTP status: quota is a 429 that no retry will fix.
@@ -46,7 +44,7 @@ ERROR_CODES: dict[str, type[ProviderError]] = {
 }
 
 
-class OpenAIProvider(Provider):
+class OpenAIProvider(HttpProvider):
     """Models behind POST {base_url}/chat/completions with ``stream: true``.
 
     ``api_key`` may be None for servers that need none (Ollama). ``max_tokens_field`` names the
@@ -70,10 +68,7 @@ class OpenAIProvider(Provider):
         self._headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
         self._url = base_url.rstrip("/") + "/chat/completions"
         self._max_tokens_field = max_tokens_field
-        self._owns_http = http is None
-        self._http = http or new_http_client()
-        self._timeout = httpx.Timeout(timeout, connect=CONNECT_TIMEOUT)
-        self._retry = RetryPolicy(attempts=max_retries + 1, sleep=sleep)
+        super().__init__(http=http, timeout=timeout, max_retries=max_retries, sleep=sleep)
 
     def stream(
         self,
@@ -104,10 +99,6 @@ class OpenAIProvider(Provider):
         )
         with open_stream(self._http, request, self._retry, error_from_response) as response:
             yield from parse_stream(iter_events(response))
-
-    def close(self) -> None:
-        if self._owns_http:
-            self._http.close()
 
 
 def wire_messages(system: str, messages: list[ChatMessage], *, images: bool) -> list[dict[str, Any]]:
