@@ -39,7 +39,7 @@ test: setup
 # The database tests again, on Postgres (started, or installed, by scripts/ensure-postgres).
 test-postgres: setup
 	scripts/ensure-postgres
-	DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/pytest -m django_db -p no:cacheprovider
+	DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/pytest -m database -p no:cacheprovider
 
 bench: setup
 	$(BIN)/python benchmarks/sandbox.py

@@ -25,6 +25,16 @@ TEST_SETTINGS = {
 }
 
 
+DATABASE_FIXTURES = {"db", "transactional_db", "django_db_setup"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that touches the database, so `make test-postgres` can select them."""
+    for item in items:
+        if DATABASE_FIXTURES & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("django_db"):
+            item.add_marker(pytest.mark.database)
+
+
 @pytest.fixture(scope="session")
 def sandboxd() -> Iterator[SandboxdProcess]:
     """One real sandboxd for the whole run, under the default (strongest) isolation driver.
