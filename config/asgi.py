@@ -1,9 +1,21 @@
-"""The ASGI entry point: Django for HTTP (WebSocket routes arrive with the browser app)."""
+"""The ASGI entry point: Django for HTTP, Channels for WebSockets (origin-checked, logged in)."""
 
 import os
 
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+django_application = get_asgi_application()
 
-application = get_asgi_application()
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+
+from analyst.routing import websocket_urlpatterns  # noqa: E402
+
+application = ProtocolTypeRouter(
+    {
+        "http": django_application,
+        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+    }
+)

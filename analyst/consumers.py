@@ -1,0 +1,70 @@
+"""The session's live event stream over a WebSocket: replay after the client's last seq, then live.
+
+The client connects to /ws/sessions/<id>/?after=<seq> (its login cookie authenticates it) and
+receives each event as JSON; after a reconnect it asks again with the last seq it saw.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from analyst import events
+from analyst.models import AnalysisSession
+
+NOT_ALLOWED = 4404  # the session does not exist or is not yours: no hint which
+
+
+class SessionEventsConsumer(AsyncJsonWebsocketConsumer):
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        session_id = self.scope["url_route"]["kwargs"]["session_id"]
+        if user is None or not user.is_authenticated or not await _owns(user, session_id):
+            await self.close(code=NOT_ALLOWED)
+            return
+        self.session_id = session_id
+        self.group = events.group_name(session_id)
+        self.last = _after(self.scope)
+        await self.channel_layer.group_add(self.group, self.channel_name)  # before the replay
+        await self.accept()
+        await self.replay()
+
+    async def disconnect(self, code: int) -> None:
+        if hasattr(self, "group"):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        """Clients only ever ask for a replay: {"after": <seq>}."""
+        if isinstance(content, dict) and isinstance(content.get("after"), int):
+            self.last = content["after"]
+            await self.replay()
+
+    async def session_event(self, message: dict[str, Any]) -> None:
+        event = message["event"]
+        if event["seq"] == self.last + 1:
+            self.last = event["seq"]
+            await self.send_json(event)
+        elif event["seq"] > self.last + 1:  # one went missing on the way: the log has it
+            await self.replay()
+
+    async def replay(self) -> None:
+        for event in await database_sync_to_async(events.after)(self.session_id, self.last):
+            self.last = event["seq"]
+            await self.send_json(event)
+
+
+@database_sync_to_async
+def _owns(user: Any, session_id: object) -> bool:
+    return AnalysisSession.objects.filter(id=session_id, owner=user).exists()
+
+
+def _after(scope: dict[str, Any]) -> int:
+    query = dict(
+        part.split("=", 1) for part in scope.get("query_string", b"").decode().split("&") if "=" in part
+    )
+    try:
+        return max(0, int(query.get("after", "0")))
+    except ValueError:
+        return 0

@@ -1,0 +1,76 @@
+"""The session's WebSocket: the owner gets the log from its last seq, then live; nobody else does."""
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from analyst import events
+from analyst.models import AnalysisSession
+from config.asgi import application
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+
+def cookie_for(user) -> bytes:
+    client = Client()
+    client.force_login(user)
+    return f"sessionid={client.cookies['sessionid'].value}".encode()
+
+
+async def connect(session_id, user=None, *, after=0, origin=b"http://127.0.0.1:8000"):
+    headers = [(b"origin", origin), (b"host", b"127.0.0.1:8000")]
+    if user is not None:
+        headers.append((b"cookie", await sync_to_async(cookie_for)(user)))
+    communicator = WebsocketCommunicator(application, f"/ws/sessions/{session_id}/?after={after}", headers)
+    connected, code = await communicator.connect()
+    return communicator, connected, code
+
+
+@pytest.fixture
+def owner_and_session():
+    owner = get_user_model().objects.create_user("owner")
+    session = AnalysisSession.objects.create(owner=owner, model="anthropic/claude-test")
+    for n in range(3):
+        events.append(session.id, "stdout", {"text": f"{n}\n"})
+    return owner, session
+
+
+async def test_replay_after_the_last_seq_then_live(owner_and_session):
+    owner, session = owner_and_session
+    communicator, connected, _ = await connect(session.id, owner, after=1)
+    assert connected
+    assert [(await communicator.receive_json_from())["seq"] for _ in range(2)] == [2, 3]
+
+    await sync_to_async(events.append)(session.id, "stdout", {"text": "live\n"})
+    live = await communicator.receive_json_from(timeout=5)
+    assert (live["seq"], live["payload"]) == (4, {"text": "live\n"})
+    assert await communicator.receive_nothing(timeout=0.3)
+    await communicator.disconnect()
+
+
+async def test_asking_again_replays_without_duplicates(owner_and_session):
+    owner, session = owner_and_session
+    communicator, connected, _ = await connect(session.id, owner, after=3)
+    assert connected and await communicator.receive_nothing(timeout=0.3)
+    await communicator.send_json_to({"after": 1})
+    assert [(await communicator.receive_json_from())["seq"] for _ in range(2)] == [2, 3]
+    assert await communicator.receive_nothing(timeout=0.3)
+    await communicator.disconnect()
+
+
+async def test_strangers_and_anonymous_visitors_are_refused(owner_and_session):
+    _, session = owner_and_session
+    stranger = await sync_to_async(get_user_model().objects.create_user)("stranger")
+    for user in (stranger, None):
+        communicator, connected, code = await connect(session.id, user)
+        assert not connected and code == 4404
+        await communicator.disconnect()
+
+
+async def test_another_sites_origin_is_refused(owner_and_session):
+    owner, session = owner_and_session
+    communicator, connected, _ = await connect(session.id, owner, origin=b"https://evil.example")
+    assert not connected
+    await communicator.disconnect()
