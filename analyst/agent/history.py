@@ -9,6 +9,7 @@ from analyst.models import AnalysisSession, Message, Turn
 
 Part = TextPart | ImagePart | ToolCallPart | ToolResultPart
 OLD_IMAGE = "[a chart shown in an earlier turn]"
+INTERRUPTED = "[no result: the turn ended before this cell finished (stopped, timed out or lost)]"
 
 
 def part_to_json(part: Part) -> dict[str, Any]:
@@ -44,7 +45,11 @@ def save(session: AnalysisSession, turn: Turn, role: str, parts: list[Part]) -> 
 
 
 def load(session: AnalysisSession, current: Turn) -> list[ChatMessage]:
-    """Every message so far, same-role neighbours merged; images only from the current turn."""
+    """Every message so far, same-role neighbours merged; images only from the current turn.
+
+    A tool call whose turn ended before its result (stopped, timed out, its worker died) gets a
+    result saying so: providers refuse a conversation with an unanswered tool call.
+    """
     messages: list[ChatMessage] = []
     for row in session.messages.all():
         parts = [part_from_json(p, keep_images=row.turn_id == current.id) for p in row.parts]
@@ -52,4 +57,27 @@ def load(session: AnalysisSession, current: Turn) -> list[ChatMessage]:
             messages[-1].parts.extend(parts)
         else:
             messages.append(ChatMessage(row.role, parts))  # type: ignore[arg-type]
+    _answer_dangling_calls(messages)
     return messages
+
+
+def _answer_dangling_calls(messages: list[ChatMessage]) -> None:
+    for index, message in enumerate(messages):
+        calls = [p.id for p in message.parts if isinstance(p, ToolCallPart)]
+        if message.role != "assistant" or not calls:
+            continue
+        following = messages[index + 1] if index + 1 < len(messages) else None
+        answered = (
+            {p.tool_call_id for p in following.parts if isinstance(p, ToolResultPart)} if following else set()
+        )
+        missing: list[Part] = [
+            ToolResultPart(call, [TextPart(INTERRUPTED)], is_error=True)
+            for call in calls
+            if call not in answered
+        ]
+        if not missing:
+            continue
+        if following is not None and following.role == "user":
+            following.parts[:0] = missing
+        else:
+            messages.insert(index + 1, ChatMessage("user", missing))

@@ -75,7 +75,7 @@ class TurnRunner:
 
     def converse(self, provider: Provider, model: str) -> None:
         for round in range(settings.ANALYST_MAX_TOOL_ROUNDS):
-            if round:  # the claim has just checked the first
+            if round:  # before the first, a cancel ends the turn while it is still queued
                 self.check_cancelled()
             text, calls = self.answer(provider, model)
             parts: list[Any] = [TextPart(text)] if text else []

@@ -3,7 +3,7 @@
 import time
 
 from analyst.models import Turn
-from tests.fakes.model_server import anthropic_tool_call
+from tests.fakes.model_server import anthropic_text, anthropic_tool_call
 from tests.integration.conftest import wait_for
 
 SLOW_CELL = "import time\nprint('started', flush=True)\nfor _ in range(600): time.sleep(0.1)\nkept = 'late'"
@@ -32,6 +32,14 @@ def test_cancel_mid_cell(stack, api, session):
     while [e["type"] for e in log].count("turn_done") < 2:
         log = wait_for(session, "turn_done")
     assert [e["payload"]["text"] for e in log if e["type"] == "stdout"][-1] == "early\n"
+
+    stack.script(anthropic_text("Stopped, as asked."))
+    api.post(f"/api/sessions/{session.id}/messages", {"content": "And now?"}, "application/json")
+    while [e["type"] for e in log].count("turn_done") < 3:
+        log = wait_for(session, "turn_done")
+    blocks = [b for m in stack.requests[-1].json["messages"] for b in m["content"] if isinstance(b, dict)]
+    answered = [b for b in blocks if b["type"] == "tool_result" and b["tool_use_id"] == "toolu_01"]
+    assert len(answered) == 1 and answered[0]["is_error"], "the stopped call is answered for the model"
 
 
 def test_cancel_before_the_worker_starts_it(stack, api, session, monkeypatch):
