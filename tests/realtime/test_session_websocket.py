@@ -1,9 +1,12 @@
 """The session's WebSocket: the owner gets the log from its last seq, then live; nobody else does."""
 
 import pytest
+import pytest_asyncio
 from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
+from django.db import connections
 from django.test import Client
 
 from analyst import events
@@ -11,6 +14,14 @@ from analyst.models import AnalysisSession
 from config.asgi import application
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+
+@pytest_asyncio.fixture(autouse=True)
+async def close_consumer_connections():
+    """The consumer's queries run in a worker thread whose connection would outlive the test
+    (and keep Postgres from dropping the test database)."""
+    yield
+    await database_sync_to_async(connections.close_all)()
 
 
 def cookie_for(user) -> bytes:
