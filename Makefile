@@ -42,7 +42,9 @@ test-postgres: setup
 	DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/pytest -m database -p no:cacheprovider
 
 bench: setup
+	scripts/ensure-redis
 	$(BIN)/python benchmarks/sandbox.py
+	$(BIN)/python benchmarks/turn.py
 
 lint: install
 	$(BIN)/ruff check .
