@@ -15,17 +15,13 @@ import json
 import os
 import platform
 import queue
-import shutil
-import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -34,11 +30,12 @@ if str(ROOT) not in sys.path:
 from jupyter_client import BlockingKernelClient, KernelManager  # noqa: E402
 from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
 
+from benchmarks import harness  # noqa: E402
+from benchmarks.harness import load_average, step  # noqa: E402
 from sandboxes import Sandbox  # noqa: E402
 from tests.sandboxd_process import SandboxdProcess  # noqa: E402
 
 TEMPLATE_PYTHON = ROOT / "var" / "templates" / "code-interpreter" / "venv" / "bin" / "python"
-RESULTS = ROOT / "benchmarks" / "results" / "sandbox.md"
 
 POOL_SIZE = 2
 POOLED_CREATES = 20
@@ -163,10 +160,6 @@ def timed(action: Callable[[], object]) -> float:
     start = time.perf_counter()
     action()
     return (time.perf_counter() - start) * 1000
-
-
-def step(message: str) -> None:
-    print(f"... {message}", file=sys.stderr, flush=True)
 
 
 def expect(value: object, wanted: object, what: str) -> None:
@@ -447,10 +440,6 @@ def table(service: Service, base: Baseline) -> str:
     return "\n".join(rows)
 
 
-def load_average() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
 def header(load_at_start: str) -> str:
     return (
         f"sandboxd benchmark, {time.strftime('%Y-%m-%d %H:%M')}, {platform.machine()},"
@@ -474,35 +463,17 @@ def footnote(driver: str) -> str:
 # ---- main ----------------------------------------------------------------------------------
 
 
-def _stop(signum: int, frame: FrameType | None) -> None:
-    raise SystemExit(f"stopped by signal {signum}")
+def report(folder: Path, load_at_start: str) -> str:
+    service = measure_service(folder)
+    baseline = measure_baseline(folder / "baseline")
+    return f"{header(load_at_start)}\n\n{table(service, baseline)}\n\n{footnote(service.driver)}\n"
 
 
 def main() -> int:
     if not TEMPLATE_PYTHON.exists():
         print(f"the code-interpreter template is not built ({TEMPLATE_PYTHON}); run `make template`")
         return 2
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGALRM, _stop)
-    signal.alarm(TIME_BUDGET)
-    started, load_at_start = time.monotonic(), load_average()
-    folder = Path(tempfile.mkdtemp(prefix="bench-sandbox-"))
-    folder.chmod(0o755)  # the unprivileged sandbox user must reach the workdirs below
-    try:
-        service = measure_service(folder)
-        baseline = measure_baseline(folder / "baseline")
-    except KeyboardInterrupt:
-        print("interrupted; every process the benchmark started has been stopped", file=sys.stderr)
-        return 130
-    finally:
-        signal.alarm(0)
-        shutil.rmtree(folder, ignore_errors=True)
-    report = f"{header(load_at_start)}\n\n{table(service, baseline)}\n\n{footnote(service.driver)}\n"
-    print(report)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(report)
-    step(f"done in {time.monotonic() - started:.0f} s; written to {RESULTS.relative_to(ROOT)}")
-    return 0
+    return harness.run("sandbox", TIME_BUDGET, report)
 
 
 if __name__ == "__main__":

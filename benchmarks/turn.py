@@ -21,18 +21,14 @@ import logging
 import os
 import platform
 import queue
-import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Coroutine, Iterator
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,15 +37,15 @@ if str(ROOT) not in sys.path:
 
 import redis  # noqa: E402
 
+from benchmarks import harness  # noqa: E402
+from benchmarks.harness import load_average, step  # noqa: E402
 from benchmarks.sandbox import (  # noqa: E402
     ancestry,
     cpu_ticks,
     kernel_pids,
-    load_average,
     parents,
     percentile,
     running_pid,
-    step,
 )
 from sandboxes import Sandbox  # noqa: E402
 from tests.fakes.model_server import (  # noqa: E402
@@ -62,7 +58,6 @@ from tests.fakes.model_server import (  # noqa: E402
 from tests.sandboxd_process import SandboxdProcess  # noqa: E402
 from tests.worker_process import CeleryWorkerProcess  # noqa: E402
 
-RESULTS = ROOT / "benchmarks" / "results" / "turn.md"
 REDIS_URL = "redis://127.0.0.1:6379/10"  # a database of its own: flushed before and after
 MODEL = "anthropic/claude-test"
 CELL = "1+1"
@@ -537,31 +532,13 @@ def footnote() -> str:
 # ---- main ------------------------------------------------------------------------------------
 
 
-def _stop(signum: int, frame: FrameType | None) -> None:
-    raise SystemExit(f"stopped by signal {signum}")
+def report(folder: Path, load_at_start: str) -> str:
+    figures = measure(folder)
+    return f"{header(load_at_start)}\n\n{table(figures)}\n\n{stages(figures)}\n\n{footnote()}\n"
 
 
 def main() -> int:
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGALRM, _stop)
-    signal.alarm(TIME_BUDGET)
-    started, load_at_start = time.monotonic(), load_average()
-    folder = Path(tempfile.mkdtemp(prefix="bench-turn-"))
-    folder.chmod(0o755)  # the unprivileged sandbox user must reach the workdirs below
-    try:
-        figures = measure(folder)
-    except KeyboardInterrupt:
-        print("interrupted; every process the benchmark started has been stopped", file=sys.stderr)
-        return 130
-    finally:
-        signal.alarm(0)
-        shutil.rmtree(folder, ignore_errors=True)
-    report = f"{header(load_at_start)}\n\n{table(figures)}\n\n{stages(figures)}\n\n{footnote()}\n"
-    print(report)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(report)
-    step(f"done in {time.monotonic() - started:.0f} s; written to {RESULTS.relative_to(ROOT)}")
-    return 0
+    return harness.run("turn", TIME_BUDGET, report)
 
 
 if __name__ == "__main__":

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import abc
+import os
+import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import IO, ClassVar
 
 from sandboxes.drivers.limits import Limits
 
@@ -15,6 +18,25 @@ SANDBOX_HOME = "/home/user"
 SANDBOX_RUNTIME = "/run/kernel"
 SANDBOX_UID = 1000
 SANDBOX_GID = 1000
+
+# The OS runtime every Python needs; nothing else of the host (no /etc, /home, /root, /var, /tmp).
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/localtime")
+TMP_SIZE = 256 << 20
+
+Stderr = IO[bytes] | int
+
+
+def identity_files(uid: int = SANDBOX_UID, gid: int = SANDBOX_GID) -> dict[str, str]:
+    """The /etc files a sandbox gets instead of the host's."""
+    return {
+        "passwd": (
+            f"user:x:{uid}:{gid}:sandbox:{SANDBOX_HOME}:/bin/sh\n"
+            "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+        ),
+        "group": f"user:x:{gid}:\nnogroup:x:65534:\n",
+        "hosts": "127.0.0.1 localhost sandbox\n",
+    }
 
 
 class DriverUnavailable(RuntimeError):
@@ -46,18 +68,21 @@ class LaunchSpec:
     # The unprivileged host user the sandbox runs as when sandboxd is root (see limits.py).
     host_uid: int | None = None
     host_gid: int | None = None
-    name: str = "sandbox"
-    extra: Mapping[str, str] = field(default_factory=dict)
 
 
 class IsolatedProcess(abc.ABC):
     """A process started by a driver (the shape of jupyter_client's provisioners)."""
 
-    pid: int
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self.popen = popen
+        self.pid = popen.pid
 
-    @abc.abstractmethod
     def poll(self) -> int | None:
-        """Return the exit code, or None while it runs."""
+        """The exit code, or None while it runs."""
+        return self.popen.poll()
+
+    def wait(self, timeout: float) -> int:
+        return self.popen.wait(timeout=timeout)
 
     @abc.abstractmethod
     def kill(self) -> None:
@@ -95,5 +120,34 @@ class Driver(abc.ABC):
         (as ``host_uid``/``host_gid`` where given, as launches will)."""
 
     @abc.abstractmethod
-    def launch(self, spec: LaunchSpec) -> IsolatedProcess:
+    def launch(self, spec: LaunchSpec, stderr: Stderr = subprocess.DEVNULL) -> IsolatedProcess:
         """Start ``spec.argv`` isolated; return at once (the process may still be starting)."""
+
+    def run_once(self, command: str, uid: int | None, gid: int | None) -> tuple[int, str, str]:
+        """Run a shell command in a throwaway sandbox: (exit code, its output, the driver's errors).
+
+        For probes. Raises OSError when the driver's own program cannot be started.
+        """
+        with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryFile() as errors:
+            if uid is not None:
+                os.chown(tmp, uid, gid if gid is not None else uid)
+            spec = LaunchSpec(
+                argv=["/bin/sh", "-c", f"({command}) > {SANDBOX_HOME}/out 2>&1"],
+                env={"PATH": "/usr/bin:/bin"},
+                workdir=Path(tmp),
+                runtime_dir=Path(tmp),
+                ro_binds=[],
+                limits=Limits(),
+                host_uid=uid,
+                host_gid=gid,
+            )
+            process = self.launch(spec, errors)
+            try:
+                code = process.wait(timeout=60)
+            finally:
+                process.cleanup()
+            out = Path(tmp, "out")
+            output = out.read_text().strip() if out.exists() else ""
+            errors.seek(0)
+            problem = errors.read().decode(errors="replace").strip()
+        return code, output, problem or output

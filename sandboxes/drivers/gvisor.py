@@ -26,19 +26,23 @@ import subprocess
 import tempfile
 import uuid
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from sandboxes.drivers.base import (
     SANDBOX_HOME,
     SANDBOX_RUNTIME,
     SANDBOX_UID,
+    SYSTEM_DIRS,
+    SYSTEM_FILES,
+    TMP_SIZE,
     Driver,
     DriverUnavailable,
     IsolatedProcess,
     LaunchSpec,
+    Stderr,
+    identity_files,
 )
-from sandboxes.drivers.bwrap import SYSTEM_DIRS, SYSTEM_FILES, TMP_SIZE
-from sandboxes.drivers.limits import CGROUP_ROOT, GROUP_PREFIX, Limits
+from sandboxes.drivers.limits import CGROUP_ROOT, GROUP_PREFIX
 
 # ptrace, because the kvm platform of runsc 2022 hangs at boot under nested virtualisation.
 RUNSC_FLAGS = ("--network=none", "--host-uds=all", "--overlay2=none", "--platform=ptrace")
@@ -52,14 +56,10 @@ class GVisorProcess(IsolatedProcess):
     def __init__(
         self, popen: subprocess.Popen[bytes], runsc: list[str], container_id: str, bundle: Path
     ) -> None:
-        self.popen = popen
-        self.pid = popen.pid
+        super().__init__(popen)
         self.runsc = runsc
         self.container_id = container_id
         self.bundle = bundle
-
-    def poll(self) -> int | None:
-        return self.popen.poll()
 
     def kill(self) -> None:
         """SIGKILL every process in the container; ``runsc run`` exits and the Sentry follows."""
@@ -96,45 +96,17 @@ class GVisorDriver(Driver):
                 "runsc needs root to build its sandbox, and an unprivileged user to run it as",
                 "run sandboxd as root with SANDBOXD_SANDBOX_UID set",
             )
-        code, output, error = self._run_once("id -u", host_uid, host_gid)
+        code, output, error = self.run_once("id -u", host_uid, host_gid)
         if code != 0 or output != str(host_uid):
             raise DriverUnavailable(
                 f"runsc could not start a sandbox: {error or f'exit code {code}'}",
                 "runsc needs root, ptrace and writable cgroups; check `runsc --version`, or " + INSTALL_HINT,
             )
-        code, _, error = self._run_once("ls / > /dev/null && echo ok", host_uid, host_gid)
+        code, _, error = self.run_once("ls / > /dev/null && echo ok", host_uid, host_gid)
         if code != 0:
             self.shortcomings.append(f"this runsc cannot run `ls /` ({error}); it is too old for coreutils")
 
-    def _run_once(self, command: str, uid: int, gid: int | None) -> tuple[int, str, str]:
-        """Run a shell command in a throwaway sandbox: (exit code, its output, runsc's errors)."""
-        with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryFile() as stderr:
-            os.chown(tmp, uid, gid if gid is not None else uid)
-            spec = LaunchSpec(
-                argv=["/bin/sh", "-c", f"({command}) > {SANDBOX_HOME}/out 2>&1"],
-                env={"PATH": "/usr/bin:/bin"},
-                workdir=Path(tmp),
-                runtime_dir=Path(tmp),
-                ro_binds=[],
-                limits=Limits(),
-                host_uid=uid,
-                host_gid=gid,
-            )
-            process = self._start(spec, stderr)
-            try:
-                code = process.popen.wait(timeout=60)
-            finally:
-                process.cleanup()
-            out = Path(tmp, "out")
-            output = out.read_text().strip() if out.exists() else ""
-            stderr.seek(0)
-            error = stderr.read().decode(errors="replace").strip()
-        return code, output, error or output
-
-    def launch(self, spec: LaunchSpec) -> IsolatedProcess:
-        return self._start(spec, subprocess.DEVNULL)
-
-    def _start(self, spec: LaunchSpec, stderr: IO[bytes] | int) -> GVisorProcess:
+    def launch(self, spec: LaunchSpec, stderr: Stderr = subprocess.DEVNULL) -> IsolatedProcess:
         assert self.executable
         bundle = Path(tempfile.mkdtemp(prefix="sbx-gvisor-"))
         container_id = f"gvisor-{uuid.uuid4().hex[:16]}"
@@ -202,7 +174,7 @@ def _bind(source: str, destination: str, *, readonly: bool) -> dict[str, Any]:
 def _make_root(rootfs: Path, mounts: list[dict[str, Any]], ids: tuple[int, int]) -> None:
     """A root holding only the identity files, the merged-usr symlinks and the mount points."""
     (rootfs / "etc").mkdir(parents=True)
-    for name, content in _identity_files(*ids).items():
+    for name, content in identity_files(*ids).items():
         (rootfs / "etc" / name).write_text(content)
     for path in SYSTEM_DIRS:
         if os.path.islink(path):
@@ -214,17 +186,6 @@ def _make_root(rootfs: Path, mounts: list[dict[str, Any]], ids: tuple[int, int])
             point.touch()
         else:
             point.mkdir(parents=True, exist_ok=True)
-
-
-def _identity_files(uid: int, gid: int) -> dict[str, str]:
-    return {
-        "passwd": (
-            f"user:x:{uid}:{gid}:sandbox:{SANDBOX_HOME}:/bin/sh\n"
-            "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
-        ),
-        "group": f"user:x:{gid}:\nnogroup:x:65534:\n",
-        "hosts": "127.0.0.1 localhost sandbox\n",
-    }
 
 
 def _config(spec: LaunchSpec, mounts: list[dict[str, Any]], cgroups_path: str) -> dict[str, Any]:

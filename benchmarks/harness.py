@@ -1,0 +1,52 @@
+"""What every benchmark script does around its measurements: a time budget, a scratch folder
+the sandbox user can reach, clean-up on Ctrl-C or SIGTERM, and the report printed and saved."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def load_average() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def step(message: str) -> None:
+    print(f"... {message}", file=sys.stderr, flush=True)
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(f"stopped by signal {signum}")
+
+
+def run(name: str, budget: int, report: Callable[[Path, str], str]) -> int:
+    """Call ``report(folder, load_at_start)`` within ``budget`` seconds; print and save its text."""
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGALRM, _stop)
+    signal.alarm(budget)
+    started, load_at_start = time.monotonic(), load_average()
+    folder = Path(tempfile.mkdtemp(prefix=f"bench-{name}-"))
+    folder.chmod(0o755)  # the unprivileged sandbox user must reach the workdirs below
+    try:
+        text = report(folder, load_at_start)
+    except KeyboardInterrupt:
+        print("interrupted; every process the benchmark started has been stopped", file=sys.stderr)
+        return 130
+    finally:
+        signal.alarm(0)
+        shutil.rmtree(folder, ignore_errors=True)
+    print(text)
+    results = ROOT / "benchmarks" / "results" / f"{name}.md"
+    results.parent.mkdir(parents=True, exist_ok=True)
+    results.write_text(text)
+    step(f"done in {time.monotonic() - started:.0f} s; written to {results.relative_to(ROOT)}")
+    return 0
