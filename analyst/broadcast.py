@@ -11,32 +11,23 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-import os
 import threading
 from typing import Any
 
 from channels.layers import get_channel_layer
 
+from analyst.per_process import PerProcess
+
 log = logging.getLogger(__name__)
 
 
-class _Loop:
-    def __init__(self) -> None:
-        self.pid = -1
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.lock = threading.Lock()
-
-    def get(self) -> asyncio.AbstractEventLoop:
-        """This process's loop (a forked worker child starts its own)."""
-        with self.lock:
-            if self.loop is None or self.pid != os.getpid():
-                self.loop = asyncio.new_event_loop()
-                threading.Thread(target=self.loop.run_forever, name="broadcast", daemon=True).start()
-                self.pid = os.getpid()
-            return self.loop
+def _start_loop() -> asyncio.AbstractEventLoop:
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=loop.run_forever, name="broadcast", daemon=True).start()
+    return loop
 
 
-_loop = _Loop()
+_loop = PerProcess(_start_loop)
 
 
 def group_send(group: str, message: dict[str, Any]) -> None:

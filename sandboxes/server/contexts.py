@@ -23,8 +23,12 @@ class CodeContext:
     async def start(self) -> None:
         await self.kernel.start()
 
+    @property
+    def busy(self) -> bool:
+        return self._lock.locked()
+
     def info(self) -> dict[str, object]:
-        return {"id": self.id, "language": "python", "cwd": "/home/user", "busy": self._lock.locked()}
+        return {"id": self.id, "language": "python", "cwd": "/home/user", "busy": self.busy}
 
     async def run(self, code: str, *, timeout: float, stdout_limit: int) -> AsyncIterator[Event]:
         """Execute ``code``; yield its events, ending with ``end_of_execution``.
@@ -32,7 +36,7 @@ class CodeContext:
         A cell that outlives ``timeout`` is interrupted; if it will not stop, the kernel is
         restarted. A kernel that dies is restarted. Either way the events say so plainly.
         """
-        if self._lock.locked():
+        if self.busy:
             raise ContextBusy("this code context is already running a cell")
         async with self._lock:
             capped = OutputCap(stdout_limit)

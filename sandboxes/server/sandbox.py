@@ -72,7 +72,7 @@ class ServerSandbox:
         return self.ttl_seconds - (time.monotonic() - self.last_used)
 
     def is_expired(self) -> bool:
-        busy = any(c.info()["busy"] for c in self.contexts.values())
+        busy = any(context.busy for context in self.contexts.values())
         return not busy and self.seconds_left() <= 0
 
     async def kill(self) -> None:
