@@ -51,14 +51,19 @@ def load(session: AnalysisSession, current: Turn) -> list[ChatMessage]:
     result saying so: providers refuse a conversation with an unanswered tool call.
     """
     messages: list[ChatMessage] = []
-    for row in session.messages.all():
-        parts = [part_from_json(p, keep_images=row.turn_id == current.id) for p in row.parts]
-        if messages and messages[-1].role == row.role:
-            messages[-1].parts.extend(parts)
-        else:
-            messages.append(ChatMessage(row.role, parts))  # type: ignore[arg-type]
+    rows = session.messages.order_by("id").values_list("role", "parts", "turn_id")  # no model objects
+    for role, stored, turn_id in rows:
+        add(messages, role, [part_from_json(p, keep_images=turn_id == current.id) for p in stored])
     _answer_dangling_calls(messages)
     return messages
+
+
+def add(messages: list[ChatMessage], role: str, parts: list[Part]) -> None:
+    """Append to a loaded conversation, merging into a last message of the same role."""
+    if messages and messages[-1].role == role:
+        messages[-1].parts.extend(parts)
+    else:
+        messages.append(ChatMessage(role, list(parts)))  # type: ignore[arg-type]
 
 
 def _answer_dangling_calls(messages: list[ChatMessage]) -> None:

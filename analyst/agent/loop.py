@@ -14,6 +14,7 @@ from analyst.agent import connections, history
 from analyst.agent.lease import Lease
 from analyst.agent.prompt import system_prompt
 from analyst.agent.providers import (
+    ChatMessage,
     Provider,
     ProviderError,
     TextDelta,
@@ -70,35 +71,42 @@ class TurnRunner:
     def run_chat(self) -> None:
         provider, model = self.providers(self.session.model)
         history.save(self.session, self.turn, "user", [TextPart(self.turn.input)])
+        messages = history.load(self.session, self.turn)  # once: this turn's messages are added as made
         with provider:
-            self.converse(provider, model)
+            self.converse(provider, model, messages)
 
-    def converse(self, provider: Provider, model: str) -> None:
+    def converse(self, provider: Provider, model: str, messages: list[ChatMessage]) -> None:
         for round in range(settings.ANALYST_MAX_TOOL_ROUNDS):
             if round:  # before the first, a cancel ends the turn while it is still queued
                 self.check_cancelled()
-            text, calls = self.answer(provider, model)
+            text, calls = self.answer(provider, model, messages)
             parts: list[Any] = [TextPart(text)] if text else []
             parts += [ToolCallPart(c.id, c.name, c.arguments or {}) for c in calls]
-            history.save(self.session, self.turn, "assistant", parts)
+            self.remember(messages, "assistant", parts)
             if text:
                 self.emit("assistant_message", {"text": text})
             if not calls:
                 return
             results = [self.call_tool(call, provider.supports_images) for call in calls]
-            history.save(self.session, self.turn, "user", results)
+            self.remember(messages, "user", results)
         rounds = settings.ANALYST_MAX_TOOL_ROUNDS
         message = f"Stopped after {rounds} rounds of tool calls in one turn; ask again to continue."
         self.emit("error", {"code": "too_many_rounds", "message": message})
 
-    def answer(self, provider: Provider, model: str) -> tuple[str, list[ToolCall]]:
+    def remember(self, messages: list[ChatMessage], role: str, parts: list[Any]) -> None:
+        history.save(self.session, self.turn, role, parts)
+        history.add(messages, role, parts)
+
+    def answer(
+        self, provider: Provider, model: str, messages: list[ChatMessage]
+    ) -> tuple[str, list[ToolCall]]:
         """Stream one model answer: text deltas coalesced into events, tool calls collected."""
         text, pending, calls = [], [], []
         last_flush = time.monotonic()
         stream = provider.stream(
             model=model,
             system=system_prompt(self.session),
-            messages=history.load(self.session, self.turn),
+            messages=messages,
             tools=[RUN_PYTHON],
             max_tokens=settings.ANALYST_MAX_TOKENS,
         )
