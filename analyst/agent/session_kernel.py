@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -10,10 +9,9 @@ from django.conf import settings
 
 from analyst.agent import connections
 from analyst.models import AnalysisSession
-from sandboxes import ContextBusy, Execution, Sandbox, SandboxExpired, SandboxNotFound
+from sandboxes import Execution, Sandbox, SandboxExpired, SandboxNotFound
 
 Notice = Callable[[str], None]
-BUSY_WAIT_SECONDS = 15
 
 
 class SessionKernel:
@@ -52,21 +50,10 @@ class SessionKernel:
     def run(self, code: str, **handlers: Any) -> Execution:
         """Run a cell, in a fresh sandbox if the session's one vanished since we connected."""
         try:
-            return self._run_when_free(code, handlers)
+            return self.sandbox().run_code(code, timeout=settings.ANALYST_CELL_TIMEOUT, **handlers)
         except (SandboxNotFound, SandboxExpired):
             connections.forget(self.session.sandbox_id)
             self._sandbox = None
             self.session.sandbox_id = ""
             self.notice("The kernel expired while idle; the cell runs in a fresh one (files restored).")
-            return self._run_when_free(code, handlers)
-
-    def _run_when_free(self, code: str, handlers: dict[str, Any]) -> Execution:
-        """A cell that was just stopped may take a moment to end; wait for it rather than fail."""
-        deadline = time.monotonic() + BUSY_WAIT_SECONDS
-        while True:
-            try:
-                return self.sandbox().run_code(code, timeout=settings.ANALYST_CELL_TIMEOUT, **handlers)
-            except ContextBusy:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
+            return self.sandbox().run_code(code, timeout=settings.ANALYST_CELL_TIMEOUT, **handlers)

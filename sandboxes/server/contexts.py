@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -10,6 +11,8 @@ from pathlib import Path
 from sandboxes.errors import ContextBusy
 from sandboxes.kernels.kernel import Kernel, KernelDied, KernelSpec, error_for
 from sandboxes.kernels.messages import Event, error_event
+
+BUSY_GRACE_SECONDS = 1.0
 
 
 class CodeContext:
@@ -19,6 +22,7 @@ class CodeContext:
         self.workdir = workdir
         self.kernel = kernel or Kernel(spec, workdir)
         self._lock = asyncio.Lock()
+        self._winding_down = False  # an abandoned cell is being interrupted
 
     async def start(self) -> None:
         await self.kernel.start()
@@ -35,9 +39,9 @@ class CodeContext:
 
         A cell that outlives ``timeout`` is interrupted; if it will not stop, the kernel is
         restarted. A kernel that dies is restarted. Either way the events say so plainly.
+        A cell whose caller left is being stopped, not run: the next one waits for it.
         """
-        if self.busy:
-            raise ContextBusy("this code context is already running a cell")
+        await self._refuse_if_busy()
         async with self._lock:
             capped = OutputCap(stdout_limit)
             finished = False
@@ -57,8 +61,21 @@ class CodeContext:
                 yield {"type": "end_of_execution", "execution_count": None}
             finally:
                 if not finished and self.kernel.is_alive():  # the caller went away mid-cell
-                    await self.kernel.interrupt()
-                    await self.kernel.wait_idle()
+                    self._winding_down = True
+                    try:
+                        await self.kernel.interrupt()
+                        await self.kernel.wait_idle()
+                    finally:
+                        self._winding_down = False
+
+    async def _refuse_if_busy(self) -> None:
+        """ContextBusy while another cell runs. A caller that just dropped its cell may send the
+        next one before we notice it left, so a busy context gets a moment to start winding down."""
+        deadline = time.monotonic() + BUSY_GRACE_SECONDS
+        while self.busy and not self._winding_down:
+            if time.monotonic() > deadline:
+                raise ContextBusy("this code context is already running a cell")
+            await asyncio.sleep(0.02)
 
     async def _after_timeout(self, timeout: float) -> AsyncIterator[Event]:
         if await self.kernel.interrupt() and await self.kernel.wait_idle():
