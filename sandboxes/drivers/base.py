@@ -7,7 +7,7 @@ import os
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, ClassVar
 
@@ -53,18 +53,16 @@ class LaunchSpec:
     """Everything a driver needs to start one isolated process.
 
     ``workdir`` is bound read-write at SANDBOX_HOME and ``runtime_dir`` (the kernel's
-    connection file and ipc sockets) at SANDBOX_RUNTIME; every path in ``ro_binds`` is bound
-    read-only at the same path. Nothing else of the host is visible.
+    connection file and ipc sockets) at SANDBOX_RUNTIME; ``ro_binds`` maps each read-only path
+    inside to the host path bound there. Nothing else of the host is visible.
     """
 
     argv: Sequence[str]
     env: Mapping[str, str]
     workdir: Path
     runtime_dir: Path
-    ro_binds: Sequence[Path]
+    ro_binds: Mapping[Path, Path]
     limits: Limits
-    # Where to bind a ro_binds path from, when not from itself (see server/staging.py).
-    sources: Mapping[Path, Path] = field(default_factory=dict)
     # The unprivileged host user the sandbox runs as when sandboxd is root (see limits.py).
     host_uid: int | None = None
     host_gid: int | None = None
@@ -136,7 +134,7 @@ class Driver(abc.ABC):
                 env={"PATH": "/usr/bin:/bin"},
                 workdir=Path(tmp),
                 runtime_dir=Path(tmp),
-                ro_binds=[],
+                ro_binds={},
                 limits=Limits(),
                 host_uid=uid,
                 host_gid=gid,

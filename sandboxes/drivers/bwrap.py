@@ -129,8 +129,8 @@ class BwrapDriver(Driver):
         for name, content in identity_files().items():
             args += ["--ro-bind-data", str(fds.data(content.encode())), f"/etc/{name}"]
         args += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_SIZE), "--tmpfs", "/tmp"]
-        for path in spec.ro_binds:  # after /tmp, or a runtime under /tmp would be hidden
-            args += ["--ro-bind", str(spec.sources.get(path, path)), str(path)]
+        for inside, host in spec.ro_binds.items():  # after /tmp, or a runtime under /tmp would be hidden
+            args += ["--ro-bind", str(host), str(inside)]
         args += [
             "--bind", str(spec.workdir), SANDBOX_HOME,
             "--bind", str(spec.runtime_dir), SANDBOX_RUNTIME,

@@ -153,7 +153,7 @@ def _mounts(spec: LaunchSpec) -> list[dict[str, Any]]:
     files = [path for path in SYSTEM_FILES if os.path.exists(path)]
     mounts = [_bind(path, path, readonly=True) for path in dirs]
     mounts += [_bind(os.path.realpath(path), path, readonly=True) for path in files]
-    mounts += [_bind(str(spec.sources.get(path, path)), str(path), readonly=True) for path in spec.ro_binds]
+    mounts += [_bind(str(host), str(inside), readonly=True) for inside, host in spec.ro_binds.items()]
     mounts += [
         _bind(str(spec.workdir), SANDBOX_HOME, readonly=False),
         _bind(str(spec.runtime_dir), SANDBOX_RUNTIME, readonly=False),

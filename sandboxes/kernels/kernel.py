@@ -19,7 +19,7 @@ from jupyter_client.asynchronous import AsyncKernelClient
 from sandboxes.drivers.base import SANDBOX_HOME, SANDBOX_RUNTIME, Driver, IsolatedProcess, LaunchSpec
 from sandboxes.drivers.limits import Limits
 from sandboxes.kernels.messages import Event, error_event, is_idle, to_event
-from sandboxes.templates import Template
+from sandboxes.templates import MOUNT_POINT, Template
 
 POLL_SECONDS = 0.05
 INTERRUPT_GRACE_SECONDS = 3.0
@@ -66,13 +66,15 @@ class Kernel:
         """Launch the kernel and wait until it answers kernel_info (startup file included)."""
         key = secrets.token_hex(32)
         self._write_connection_file(key)
+        template = self.spec.template
+        binds = template.runtime_binds()
         argv = [
-            str(self.spec.template.python),
+            str(template.inside(template.python)),
             "-m",
             "ipykernel_launcher",
             "-f",
             f"{SANDBOX_RUNTIME}/connection.json",
-            f"--IPKernelApp.exec_files=['{self.spec.template.startup_file}']",
+            f"--IPKernelApp.exec_files=['{template.inside(template.startup_file)}']",
             "--HistoryManager.enabled=False",
             "--IPKernelApp.parent_handle=0",
         ]
@@ -81,8 +83,7 @@ class Kernel:
             env=self._environment(),
             workdir=self.workdir,
             runtime_dir=self.runtime_dir,
-            ro_binds=self.spec.template.runtime_paths(),
-            sources=self.spec.sources,
+            ro_binds={inside: self.spec.sources.get(host, host) for inside, host in binds.items()},
             limits=self.spec.limits,
             host_uid=self.spec.owner[0] if self.spec.owner else None,
             host_gid=self.spec.owner[1] if self.spec.owner else None,
@@ -225,7 +226,7 @@ class Kernel:
 
     def _environment(self) -> dict[str, str]:
         env = {
-            "PATH": f"{self.spec.template.venv}/bin:/usr/local/bin:/usr/bin:/bin",
+            "PATH": f"{self.spec.template.inside(self.spec.template.venv)}/bin:/usr/local/bin:/usr/bin:/bin",
             "HOME": SANDBOX_HOME,
             "USER": "user",
             "LANG": "C.UTF-8",
@@ -234,7 +235,7 @@ class Kernel:
             "XDG_CACHE_HOME": "/tmp/.cache",
             "IPYTHONDIR": "/tmp/ipython",
             "PYTHONDONTWRITEBYTECODE": "1",
-            "SANDBOX_TEMPLATE": str(self.spec.template.root),
+            "SANDBOX_TEMPLATE": str(MOUNT_POINT),
             "PYDEVD_DISABLE_FILE_VALIDATION": "1",
         }
         env.update(self.spec.env)

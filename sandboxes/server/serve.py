@@ -33,7 +33,7 @@ def build_registry(config: ServerConfig) -> tuple[Registry, Stager | None]:
         stager = Stager(config.data_dir / "runtimes", config.owner)
         stager.clear()
         stager.check_reachable(config.data_dir, "SANDBOXD_DATA_DIR")
-        sources = stager.stage(path for template in built for path in template.runtime_paths())
+        sources = stager.stage(host for template in built for host in template.runtime_binds().values())
     specs = {
         template.name: KernelSpec(
             template=template,

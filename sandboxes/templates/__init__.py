@@ -12,6 +12,8 @@ from pathlib import Path
 
 SOURCE_DIR = Path(__file__).resolve().parent
 READY_MARKER = "ready"
+# Where a kernel sees its template: a fixed path, so no host path of ours shows inside.
+MOUNT_POINT = Path("/opt/template")
 
 
 class TemplateNotBuilt(RuntimeError):
@@ -35,6 +37,10 @@ class Template:
     def startup_file(self) -> Path:
         return self.root / "startup.py"
 
+    def inside(self, path: Path) -> Path:
+        """Where a kernel sees ``path``, a path under the built template."""
+        return MOUNT_POINT / path.relative_to(self.root)
+
     @property
     def source(self) -> Path:
         return SOURCE_DIR / self.name
@@ -47,9 +53,10 @@ class Template:
                 return Path(value.strip()).parent.resolve()
         raise TemplateNotBuilt(f"template {self.name!r} has no pyvenv.cfg home")
 
-    def runtime_paths(self) -> list[Path]:
-        """Everything a kernel of this template must see, read-only."""
-        return [self.base_prefix(), self.root.resolve()]
+    def runtime_binds(self) -> dict[Path, Path]:
+        """Everything a kernel of this template must see, read-only: path inside → host path."""
+        base = self.base_prefix()
+        return {base: base, MOUNT_POINT: self.root.resolve()}
 
     def fingerprint(self) -> str:
         """Identifies the virtualenv's contents: the requirements and the interpreter."""
@@ -98,7 +105,11 @@ class Template:
         return self.root / "mplconfig"
 
     def _build_font_cache(self) -> None:
-        """matplotlib's font list, made once here: each kernel's own config folder starts empty."""
+        """matplotlib's font list, made once here: each kernel's own config folder starts empty.
+
+        (The list names matplotlib's own fonts relative to its data folder, so it holds wherever
+        a kernel sees the template.)
+        """
         if any(self.font_cache.glob("fontlist-*.json")):
             return
         env = {"MPLCONFIGDIR": str(self.font_cache), "PATH": os.environ.get("PATH", "")}

@@ -195,6 +195,7 @@ def test_host_environment_is_not_inherited(sandbox, sandboxd, service_still_serv
     kernel_env: dict[str, str] = observed["environ"]
     dumped = json.dumps(observed)
     assert sandboxd.token not in dumped, "the sandboxd token is readable inside the sandbox"
+    assert str(settings.BASE_DIR) not in dumped, "the project's host path shows inside the sandbox"
     assert [name for name in kernel_env if SECRET_NAMES.search(name)] == []
     passed_on_purpose = set(settings.SANDBOXD_KERNEL_ENV)  # documented in config/settings.py
     same = {
