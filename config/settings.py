@@ -115,6 +115,9 @@ SANDBOXD_DISK_LIMIT = envbytes("SANDBOXD_DISK_LIMIT", 1 << 30)
 SANDBOXD_CELL_TIMEOUT = envfloat("SANDBOXD_CELL_TIMEOUT", 300.0)
 SANDBOXD_STDOUT_LIMIT = envbytes("SANDBOXD_STDOUT_LIMIT", 1 << 20)
 SANDBOXD_MAX_UPLOAD = envbytes("SANDBOXD_MAX_UPLOAD", 512 << 20)
+# Snapshots (kernel state and files) on local disk; a snapshot larger than the limit is refused.
+SANDBOXD_SNAPSHOT_DIR = Path(envstr("SANDBOXD_SNAPSHOT_DIR", str(SANDBOXD_DATA_DIR / "snapshots")))
+SANDBOXD_SNAPSHOT_MAX_BYTES = envbytes("SANDBOXD_SNAPSHOT_MAX_BYTES", 2 << 30)
 # The unprivileged host user sandboxes run as when sandboxd runs as root (never root itself).
 SANDBOXD_SANDBOX_UID = envint("SANDBOXD_SANDBOX_UID", 61000)
 SANDBOXD_SANDBOX_GID = envint("SANDBOXD_SANDBOX_GID", SANDBOXD_SANDBOX_UID)

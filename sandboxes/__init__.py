@@ -8,7 +8,15 @@ Importing this package never imports jupyter_client or Django: it is safe in any
 """
 
 from sandboxes.client.aio import AsyncCodeContext, AsyncFiles, AsyncSandbox
-from sandboxes.client.payloads import EntryInfo, SandboxInfo, WriteInfo
+from sandboxes.client.payloads import (
+    ContextState,
+    EntryInfo,
+    RestoredContext,
+    RestoreReport,
+    SandboxInfo,
+    SnapshotInfo,
+    WriteInfo,
+)
 from sandboxes.client.sync import CodeContext, Files, Sandbox
 from sandboxes.errors import (
     AuthenticationError,
@@ -26,6 +34,10 @@ from sandboxes.errors import (
     SandboxExpired,
     SandboxNotFound,
     ServiceUnavailable,
+    SnapshotCorrupt,
+    SnapshotFailed,
+    SnapshotNotFound,
+    SnapshotTooLarge,
     TemplateNotFound,
 )
 from sandboxes.execution import Execution, ExecutionError, Result
@@ -39,6 +51,7 @@ __all__ = [
     "CodeContext",
     "ContextBusy",
     "ContextNotFound",
+    "ContextState",
     "EntryInfo",
     "Execution",
     "ExecutionError",
@@ -50,6 +63,8 @@ __all__ = [
     "NotFound",
     "QuotaExceeded",
     "RequestTimeout",
+    "RestoreReport",
+    "RestoredContext",
     "Result",
     "Sandbox",
     "SandboxError",
@@ -57,6 +72,11 @@ __all__ = [
     "SandboxInfo",
     "SandboxNotFound",
     "ServiceUnavailable",
+    "SnapshotCorrupt",
+    "SnapshotFailed",
+    "SnapshotInfo",
+    "SnapshotNotFound",
+    "SnapshotTooLarge",
     "TemplateNotFound",
     "WriteInfo",
 ]

@@ -8,10 +8,14 @@
     ├── NotFound                   404 not_found
     │   ├── SandboxNotFound        404 sandbox_not_found
     │   ├── ContextNotFound        404 context_not_found
-    │   └── FileNotFound           404 file_not_found
+    │   ├── FileNotFound           404 file_not_found
+    │   └── SnapshotNotFound       404 snapshot_not_found
     ├── SandboxExpired             410 sandbox_expired
     ├── ContextBusy                409 context_busy
     ├── FileTooLarge               413 file_too_large
+    ├── SnapshotTooLarge           413 snapshot_too_large
+    ├── SnapshotCorrupt            422 snapshot_corrupt
+    ├── SnapshotFailed             500 snapshot_failed (a kernel's state could not be saved or loaded)
     ├── QuotaExceeded              507 quota_exceeded
     ├── CapacityExceeded           503 capacity_exceeded
     ├── ServiceUnavailable         503 service_unavailable (sandboxd unreachable or failing)
@@ -80,6 +84,12 @@ class FileNotFound(NotFound):
     code = "file_not_found"
 
 
+class SnapshotNotFound(NotFound):
+    """No snapshot with that id exists."""
+
+    code = "snapshot_not_found"
+
+
 class SandboxExpired(SandboxError):
     """The sandbox reached the end of its time to live and was removed."""
 
@@ -96,6 +106,24 @@ class FileTooLarge(SandboxError):
     """The upload is larger than the service's limit."""
 
     code, http_status = "file_too_large", 413
+
+
+class SnapshotTooLarge(SandboxError):
+    """The snapshot would be larger than the service's limit."""
+
+    code, http_status = "snapshot_too_large", 413
+
+
+class SnapshotCorrupt(SandboxError):
+    """The snapshot file is damaged or truncated."""
+
+    code, http_status = "snapshot_corrupt", 422
+
+
+class SnapshotFailed(SandboxError):
+    """A kernel's state could not be saved or loaded."""
+
+    code, http_status = "snapshot_failed", 500
 
 
 class QuotaExceeded(SandboxError):

@@ -92,3 +92,10 @@ class SandboxdProcess:
             self.process.kill()
             self.process.wait()
         self.log.close()
+
+    def crash(self) -> None:
+        """SIGKILL: no clean shutdown, as in a crash or an OOM kill."""
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait()
+        self.log.close()

@@ -13,15 +13,23 @@ from typing import IO, Any
 
 import httpx
 
-from sandboxes.client.connection import ConnectionConfig, raise_for_status, translate_errors
+from sandboxes.client.connection import (
+    SNAPSHOT_TIMEOUT,
+    ConnectionConfig,
+    raise_for_status,
+    translate_errors,
+)
 from sandboxes.client.payloads import (
     UPLOAD_CHUNK,
     EntryInfo,
+    RestoreReport,
     SandboxInfo,
+    SnapshotInfo,
     WriteInfo,
     create_body,
     execute_body,
     list_params,
+    restore_body,
 )
 from sandboxes.execution import Execution, Handlers, apply_event, parse_event
 
@@ -59,11 +67,14 @@ class _AsyncApi:
 class AsyncSandbox:
     """The asyncio twin of Sandbox."""
 
-    def __init__(self, info: SandboxInfo, api: _AsyncApi) -> None:
+    def __init__(
+        self, info: SandboxInfo, api: _AsyncApi, restore_report: RestoreReport | None = None
+    ) -> None:
         self._api = api
         self._info = info
         self.sandbox_id = info.sandbox_id
         self.files = AsyncFiles(self)
+        self.restore_report = restore_report
 
     @classmethod
     async def create(
@@ -110,6 +121,52 @@ class AsyncSandbox:
             await api.http.aclose()
         return [SandboxInfo.from_json(item) for item in body["sandboxes"]]
 
+    @classmethod
+    async def restore(
+        cls,
+        snapshot_id: str,
+        *,
+        ttl_seconds: int | None = None,
+        metadata: dict[str, str] | None = None,
+        replay: bool = False,
+        url: str | None = None,
+        token: str | None = None,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> AsyncSandbox:
+        api = _AsyncApi(ConnectionConfig.resolve(url, token), http_client)
+        async with api.closed_on_error():
+            response = await api.request(
+                "POST",
+                f"/snapshots/{snapshot_id}/restore",
+                json=restore_body(ttl_seconds, metadata, replay),
+                timeout=api.config.timeout(SNAPSHOT_TIMEOUT),
+            )
+        return cls._restored(response.json(), api)
+
+    @classmethod
+    def _restored(cls, body: dict[str, Any], api: _AsyncApi) -> AsyncSandbox:
+        return cls(SandboxInfo.from_json(body), api, RestoreReport.from_json(body.get("restore")))
+
+    @classmethod
+    async def get_snapshot(
+        cls, snapshot_id: str, *, url: str | None = None, token: str | None = None
+    ) -> SnapshotInfo:
+        api = _AsyncApi(ConnectionConfig.resolve(url, token))
+        try:
+            return SnapshotInfo.from_json((await api.request("GET", f"/snapshots/{snapshot_id}")).json())
+        finally:
+            await api.http.aclose()
+
+    @classmethod
+    async def delete_snapshot(
+        cls, snapshot_id: str, *, url: str | None = None, token: str | None = None
+    ) -> None:
+        api = _AsyncApi(ConnectionConfig.resolve(url, token))
+        try:
+            await api.request("DELETE", f"/snapshots/{snapshot_id}")
+        finally:
+            await api.http.aclose()
+
     @property
     def metadata(self) -> dict[str, str]:
         return self._info.metadata
@@ -135,6 +192,25 @@ class AsyncSandbox:
         self, code: str, *, context: AsyncCodeContext | None = None, **options: Any
     ) -> Execution:
         return await (context or self.default_context).run_code(code, **options)
+
+    async def snapshot(self) -> SnapshotInfo:
+        response = await self._api.request(
+            "POST",
+            f"/sandboxes/{self.sandbox_id}/snapshots",
+            timeout=self._api.config.timeout(SNAPSHOT_TIMEOUT),
+        )
+        return SnapshotInfo.from_json(response.json())
+
+    async def fork(
+        self, *, ttl_seconds: int | None = None, metadata: dict[str, str] | None = None
+    ) -> AsyncSandbox:
+        response = await self._api.request(
+            "POST",
+            f"/sandboxes/{self.sandbox_id}/fork",
+            json=restore_body(ttl_seconds, metadata, False),
+            timeout=self._api.config.timeout(SNAPSHOT_TIMEOUT),
+        )
+        return self._restored(response.json(), _AsyncApi(self._api.config))
 
     async def set_ttl(self, seconds: int) -> None:
         await self._api.request("POST", f"/sandboxes/{self.sandbox_id}/ttl", json={"ttl_seconds": seconds})

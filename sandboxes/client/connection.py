@@ -17,6 +17,8 @@ from sandboxes import errors
 DEFAULT_URL = "http://127.0.0.1:8787"
 DEFAULT_REQUEST_TIMEOUT = 30.0
 CONNECT_TIMEOUT = 5.0
+# Saving or loading a large namespace (snapshot, restore, fork) may take a while.
+SNAPSHOT_TIMEOUT = 600.0
 # An execution's stream may stay quiet while a cell computes; allow its timeout plus this much.
 EXECUTION_MARGIN = 30.0
 

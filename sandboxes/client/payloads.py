@@ -16,6 +16,10 @@ def execute_body(code: str, timeout: float | None) -> dict[str, Any]:
     return {"code": code, "timeout": timeout}
 
 
+def restore_body(ttl_seconds: int | None, metadata: dict[str, str] | None, replay: bool) -> dict[str, Any]:
+    return {"ttl_seconds": ttl_seconds, "metadata": metadata, "replay": replay}
+
+
 def list_params(metadata: dict[str, str] | None) -> dict[str, str]:
     return {f"metadata.{key}": value for key, value in (metadata or {}).items()}
 
@@ -63,3 +67,79 @@ class WriteInfo:
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> WriteInfo:
         return cls(path=body["path"], size=body["size"])
+
+
+@dataclass(frozen=True)
+class ContextState:
+    """One context in a snapshot: the variables saved, and why the others could not be."""
+
+    context_id: str
+    default: bool
+    saved: list[str]
+    unsaved: dict[str, str]  # name → why it could not be pickled
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    snapshot_id: str
+    sandbox_id: str
+    template: str
+    metadata: dict[str, str]
+    created_at: float
+    size: int
+    file_count: int
+    skipped_files: list[str]  # links and special files, which a snapshot does not keep
+    contexts: list[ContextState]
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> SnapshotInfo:
+        return cls(
+            snapshot_id=body["id"],
+            sandbox_id=body["sandbox_id"],
+            template=body["template"],
+            metadata=body["metadata"],
+            created_at=body["created_at"],
+            size=body["size"],
+            file_count=body["files"]["count"],
+            skipped_files=body["files"]["skipped"],
+            contexts=[
+                ContextState(context_id=c["id"], default=c["default"], saved=c["saved"], unsaved=c["unsaved"])
+                for c in body["contexts"]
+            ],
+        )
+
+    @property
+    def unsaved(self) -> dict[str, str]:
+        return {name: why for context in self.contexts for name, why in context.unsaved.items()}
+
+
+@dataclass(frozen=True)
+class RestoredContext:
+    context_id: str
+    restored: list[str]
+    unsaved: list[str]  # could not be saved: missing unless ``replayed`` rebuilt them
+    replayed: bool
+
+
+@dataclass(frozen=True)
+class RestoreReport:
+    snapshot_id: str | None
+    contexts: list[RestoredContext]
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any] | None) -> RestoreReport | None:
+        if body is None:
+            return None
+        return cls(
+            snapshot_id=body.get("snapshot_id"),
+            contexts=[
+                RestoredContext(
+                    context_id=c["id"], restored=c["restored"], unsaved=c["unsaved"], replayed=c["replayed"]
+                )
+                for c in body["contexts"]
+            ],
+        )
+
+    @property
+    def unsaved(self) -> list[str]:
+        return sorted(name for context in self.contexts for name in context.unsaved)

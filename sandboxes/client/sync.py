@@ -8,15 +8,23 @@ from typing import IO, Any
 
 import httpx
 
-from sandboxes.client.connection import ConnectionConfig, raise_for_status, translate_errors
+from sandboxes.client.connection import (
+    SNAPSHOT_TIMEOUT,
+    ConnectionConfig,
+    raise_for_status,
+    translate_errors,
+)
 from sandboxes.client.payloads import (
     UPLOAD_CHUNK,
     EntryInfo,
+    RestoreReport,
     SandboxInfo,
+    SnapshotInfo,
     WriteInfo,
     create_body,
     execute_body,
     list_params,
+    restore_body,
 )
 from sandboxes.execution import (
     ErrorHandler,
@@ -65,11 +73,12 @@ class Sandbox:
     SANDBOXD_URL and SANDBOXD_TOKEN environment variables unless given ``url``/``token``.
     """
 
-    def __init__(self, info: SandboxInfo, api: _Api) -> None:
+    def __init__(self, info: SandboxInfo, api: _Api, restore_report: RestoreReport | None = None) -> None:
         self._api = api
         self._info = info
         self.sandbox_id = info.sandbox_id
         self.files = Files(self)
+        self.restore_report = restore_report  # for a sandbox made by restore() or fork()
 
     @classmethod
     def create(
@@ -117,6 +126,55 @@ class Sandbox:
             api.http.close()
         return [SandboxInfo.from_json(item) for item in body["sandboxes"]]
 
+    @classmethod
+    def restore(
+        cls,
+        snapshot_id: str,
+        *,
+        ttl_seconds: int | None = None,
+        metadata: dict[str, str] | None = None,
+        replay: bool = False,
+        url: str | None = None,
+        token: str | None = None,
+        http_client: httpx.Client | None = None,
+    ) -> Sandbox:
+        """A new sandbox holding the snapshot's files, whose contexts (same ids) hold the variables
+        they had. With ``replay``, a context some of whose variables could not be saved first
+        re-runs its cells to rebuild them. ``metadata`` defaults to the snapshot's.
+        Raises SnapshotNotFound, SnapshotCorrupt or SnapshotFailed."""
+        api = _Api(ConnectionConfig.resolve(url, token), http_client)
+        with api.closed_on_error():
+            response = api.request(
+                "POST",
+                f"/snapshots/{snapshot_id}/restore",
+                json=restore_body(ttl_seconds, metadata, replay),
+                timeout=api.config.timeout(SNAPSHOT_TIMEOUT),
+            )
+        return cls._restored(response.json(), api)
+
+    @classmethod
+    def _restored(cls, body: dict[str, Any], api: _Api) -> Sandbox:
+        return cls(SandboxInfo.from_json(body), api, RestoreReport.from_json(body.get("restore")))
+
+    @classmethod
+    def get_snapshot(
+        cls, snapshot_id: str, *, url: str | None = None, token: str | None = None
+    ) -> SnapshotInfo:
+        api = _Api(ConnectionConfig.resolve(url, token))
+        try:
+            return SnapshotInfo.from_json(api.request("GET", f"/snapshots/{snapshot_id}").json())
+        finally:
+            api.http.close()
+
+    @classmethod
+    def delete_snapshot(cls, snapshot_id: str, *, url: str | None = None, token: str | None = None) -> None:
+        """Raises SnapshotNotFound if there is no such snapshot."""
+        api = _Api(ConnectionConfig.resolve(url, token))
+        try:
+            api.request("DELETE", f"/snapshots/{snapshot_id}")
+        finally:
+            api.http.close()
+
     @property
     def metadata(self) -> dict[str, str]:
         return self._info.metadata
@@ -141,6 +199,27 @@ class Sandbox:
     def run_code(self, code: str, *, context: CodeContext | None = None, **options: Any) -> Execution:
         """Run ``code`` in ``context`` (default: the sandbox's first context); see CodeContext.run_code."""
         return (context or self.default_context).run_code(code, **options)
+
+    def snapshot(self) -> SnapshotInfo:
+        """Keep this sandbox's files and every context's variables (those that can be pickled;
+        ``unsaved`` names the rest) in a snapshot that outlives the sandbox and sandboxd.
+        Waits for no cell: raises ContextBusy while one runs, SnapshotTooLarge over the limit."""
+        response = self._api.request(
+            "POST",
+            f"/sandboxes/{self.sandbox_id}/snapshots",
+            timeout=self._api.config.timeout(SNAPSHOT_TIMEOUT),
+        )
+        return SnapshotInfo.from_json(response.json())
+
+    def fork(self, *, ttl_seconds: int | None = None, metadata: dict[str, str] | None = None) -> Sandbox:
+        """A new, independent sandbox in this one's state (files and variables)."""
+        response = self._api.request(
+            "POST",
+            f"/sandboxes/{self.sandbox_id}/fork",
+            json=restore_body(ttl_seconds, metadata, False),
+            timeout=self._api.config.timeout(SNAPSHOT_TIMEOUT),
+        )
+        return self._restored(response.json(), _Api(self._api.config))
 
     def set_ttl(self, seconds: int) -> None:
         """Expire ``seconds`` after the last use from now on, instead of the TTL given at creation."""

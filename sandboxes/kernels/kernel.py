@@ -135,12 +135,17 @@ class Kernel:
     def is_alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    async def execute(self, code: str, timeout: float | None) -> AsyncIterator[Event]:
-        """Run ``code``; yield its events as they come. Raises KernelDied, asyncio.TimeoutError."""
+    async def execute(
+        self, code: str, timeout: float | None, *, silent: bool = False
+    ) -> AsyncIterator[Event]:
+        """Run ``code``; yield its events as they come. Raises KernelDied, asyncio.TimeoutError.
+        A ``silent`` cell is sandboxd's own: no execution count, no history, no Out entry."""
         assert self.client is not None
         self._check_alive()
         # stop_on_error=False: cells run one at a time, so nothing queued should be aborted.
-        msg_id = self.client.execute(code, store_history=True, allow_stdin=False, stop_on_error=False)
+        msg_id = self.client.execute(
+            code, silent=silent, store_history=not silent, allow_stdin=False, stop_on_error=False
+        )
         self.running = msg_id
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:

@@ -15,12 +15,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from sandboxes.errors import AuthenticationError, FileTooLarge, InvalidRequest, SandboxError
+from sandboxes.errors import AuthenticationError, FileTooLarge, InvalidRequest, NotFound, SandboxError
 from sandboxes.kernels.messages import Event, error_event
 from sandboxes.server import files
 from sandboxes.server.contexts import CodeContext
 from sandboxes.server.registry import Registry
 from sandboxes.server.sandbox import ServerSandbox
+from sandboxes.server.snapshot_store import LocalSnapshotStore
+from sandboxes.server.snapshots import Snapshots
 
 log = logging.getLogger(__name__)
 NDJSON = "application/x-ndjson"
@@ -29,8 +31,9 @@ NDJSON = "application/x-ndjson"
 class SandboxApi:
     """The endpoints: each looks up what it needs in the registry, acts, and serialises."""
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: Registry, snapshots: Snapshots) -> None:
         self.registry = registry
+        self.snapshots = snapshots
         self.config = registry.config
 
     def routes(self) -> list[Route]:
@@ -51,6 +54,11 @@ class SandboxApi:
             Route(sandbox + "/files", self.write_file, methods=["PUT"]),
             Route(sandbox + "/files", self.read_file, methods=["GET"]),
             Route(sandbox + "/files/list", self.list_files, methods=["GET"]),
+            Route(sandbox + "/snapshots", self.take_snapshot, methods=["POST"]),
+            Route(sandbox + "/fork", self.fork, methods=["POST"]),
+            Route("/snapshots/{snap}", self.get_snapshot, methods=["GET"]),
+            Route("/snapshots/{snap}", self.delete_snapshot, methods=["DELETE"]),
+            Route("/snapshots/{snap}/restore", self.restore, methods=["POST"]),
         ]
 
     def _sandbox(self, request: Request) -> ServerSandbox:
@@ -65,13 +73,10 @@ class SandboxApi:
 
     async def create_sandbox(self, request: Request) -> Response:
         body = await json_body(request)
-        metadata = body.get("metadata") or {}
-        if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
-            raise InvalidRequest("metadata must be an object of strings")
         sandbox = await self.registry.create(
             template=str(body.get("template", "code-interpreter")),
             ttl_seconds=self.registry.check_ttl(body.get("ttl_seconds")),
-            metadata=metadata,
+            metadata=check_metadata(body.get("metadata"), missing={}) or {},
         )
         return JSONResponse(sandbox.info(), status_code=201)
 
@@ -144,6 +149,44 @@ class SandboxApi:
         entries = files.list_dir(sandbox.workdir, request.query_params.get("path", ""))
         return JSONResponse({"entries": entries})
 
+    async def take_snapshot(self, request: Request) -> Response:
+        info = await self.snapshots.take(self._sandbox(request))
+        return JSONResponse(info, status_code=201)
+
+    async def get_snapshot(self, request: Request) -> Response:
+        return JSONResponse(await self.snapshots.info(request.path_params["snap"]))
+
+    async def delete_snapshot(self, request: Request) -> Response:
+        await anyio.to_thread.run_sync(self.snapshots.store.delete, request.path_params["snap"])
+        return Response(status_code=204)
+
+    async def restore(self, request: Request) -> Response:
+        body = await json_body(request)
+        sandbox, report = await self.snapshots.restore(
+            request.path_params["snap"],
+            ttl_seconds=self.registry.check_ttl(body.get("ttl_seconds")),
+            metadata=check_metadata(body.get("metadata"), missing=None),
+            replay=bool(body.get("replay", False)),
+        )
+        return JSONResponse({**sandbox.info(), "restore": report}, status_code=201)
+
+    async def fork(self, request: Request) -> Response:
+        body = await json_body(request)
+        sandbox, report = await self.snapshots.fork(
+            self._sandbox(request),
+            ttl_seconds=self.registry.check_ttl(body.get("ttl_seconds")),
+            metadata=check_metadata(body.get("metadata"), missing=None),
+        )
+        return JSONResponse({**sandbox.info(), "restore": report}, status_code=201)
+
+
+def check_metadata(metadata: object, *, missing: dict[str, str] | None) -> dict[str, str] | None:
+    if metadata is None:
+        return missing
+    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
+        raise InvalidRequest("metadata must be an object of strings")
+    return metadata
+
 
 async def _stream(sandbox: ServerSandbox, first: Event, events: AsyncIterator[Event]) -> AsyncIterator[bytes]:
     try:
@@ -170,8 +213,16 @@ def build_app(registry: Registry, on_shutdown: Sequence[Callable[[], None]] = ()
         for cleanup in on_shutdown:
             cleanup()
 
-    api = SandboxApi(registry)
-    app = Starlette(routes=api.routes(), lifespan=lifespan, exception_handlers={SandboxError: _handle})
+    config = registry.config
+    snapshots = Snapshots(
+        registry,
+        LocalSnapshotStore(config.snapshots_root),
+        max_bytes=config.snapshot_max_bytes,
+        scratch=config.data_dir / "scratch",
+    )
+    api = SandboxApi(registry, snapshots)
+    handlers = {SandboxError: _handle, 404: _no_route, 405: _no_route}
+    app = Starlette(routes=api.routes(), lifespan=lifespan, exception_handlers=handlers)
     return TokenAuth(app, registry.config.token)
 
 
@@ -196,6 +247,12 @@ async def json_body(request: Request) -> dict[str, Any]:
 async def _handle(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, SandboxError)
     return error_response(exc)
+
+
+async def _no_route(request: Request, exc: Exception) -> Response:
+    status = getattr(exc, "status_code", 404)
+    error = NotFound(f"no such endpoint: {request.method} {request.url.path}")
+    return JSONResponse({"error": {"code": error.code, "message": error.message}}, status_code=status)
 
 
 def _line(event: Event) -> bytes:

@@ -26,12 +26,18 @@ class ServerConfig:
     default_cell_timeout: float = 300.0
     stdout_limit_bytes: int = 1 << 20
     max_upload_bytes: int = 512 << 20
+    snapshot_dir: Path | None = None  # default: <data_dir>/snapshots
+    snapshot_max_bytes: int = 2 << 30
     max_sandboxes: int = 64
     kernel_env: Mapping[str, str] = field(default_factory=dict)
     # When sandboxd is root, sandboxes run as this unprivileged host user and own their files.
     sandbox_uid: int | None = None
     sandbox_gid: int | None = None
     reap_interval_seconds: float = 1.0
+
+    @property
+    def snapshots_root(self) -> Path:
+        return self.snapshot_dir or self.data_dir / "snapshots"
 
     @property
     def owner(self) -> tuple[int, int] | None:

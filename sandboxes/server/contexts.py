@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -23,6 +24,7 @@ class CodeContext:
         self.kernel = kernel or Kernel(spec, workdir)
         self._lock = asyncio.Lock()
         self._winding_down = False  # an abandoned cell is being interrupted
+        self.history = History()
 
     async def start(self) -> None:
         await self.kernel.start()
@@ -43,6 +45,7 @@ class CodeContext:
         """
         await self._refuse_if_busy()
         async with self._lock:
+            self.history.add(code)
             capped = OutputCap(stdout_limit)
             finished = False
             try:
@@ -67,6 +70,26 @@ class CodeContext:
                         await self.kernel.wait_idle()
                     finally:
                         self._winding_down = False
+
+    @contextlib.asynccontextmanager
+    async def exclusive(self) -> AsyncIterator[None]:
+        """Hold the context between cells (for a snapshot); ContextBusy while a cell runs."""
+        await self._refuse_if_busy()
+        async with self._lock:
+            yield
+
+    async def run_silent(self, code: str, timeout: float) -> str:
+        """sandboxd's own cell, run while holding ``exclusive()``: its stdout, or KernelDied.
+        A kernel that died or would not finish is restarted."""
+        output = []
+        try:
+            async for event in self.kernel.execute(code, timeout, silent=True):
+                if event["type"] == "stdout":
+                    output.append(event["text"])
+        except (KernelDied, TimeoutError):
+            await self.restart()
+            raise KernelDied("the kernel died or hung while its state was saved or loaded") from None
+        return "".join(output)
 
     async def _refuse_if_busy(self) -> None:
         """ContextBusy while another cell runs. A caller that just dropped its cell may send the
@@ -99,6 +122,24 @@ class CodeContext:
 
     async def close(self) -> None:
         await self.kernel.shutdown()
+
+
+class History:
+    """The cells a context ran, in order, for a restore that replays them; bounded in size."""
+
+    LIMIT_CHARS = 4_000_000
+
+    def __init__(self, cells: list[str] | None = None, complete: bool = True) -> None:
+        self.cells = list(cells or [])
+        self.complete = complete
+        self.chars = sum(len(cell) for cell in self.cells)
+
+    def add(self, code: str) -> None:
+        if self.chars + len(code) > self.LIMIT_CHARS:
+            self.complete = False  # a replay of part of it would not rebuild the state
+            return
+        self.cells.append(code)
+        self.chars += len(code)
 
 
 class OutputCap:

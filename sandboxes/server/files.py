@@ -14,6 +14,8 @@ from sandboxes.errors import FileNotFound, FileTooLarge, InvalidPath, QuotaExcee
 
 CHUNK = 256 << 10
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def split(path: str) -> list[str]:
@@ -109,7 +111,7 @@ def open_for_read(workdir: Path, path: str) -> tuple[int, int]:
     *folders, name = split(path) or [""]
     with open_dir(workdir, folders) as dir_fd:
         try:
-            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dir_fd)
+            fd = os.open(name, READ_FLAGS, dir_fd=dir_fd)
         except OSError as exc:
             raise _path_error(exc, path) from None
     info = os.fstat(fd)
@@ -147,3 +149,59 @@ def list_dir(workdir: Path, path: str) -> list[dict[str, object]]:
                 }
             )
     return sorted(entries, key=lambda e: (e["type"] != "dir", str(e["name"])))
+
+
+def walk(workdir: Path, *, skip: frozenset[str] = frozenset()) -> Iterator[tuple[str, int | None]]:
+    """Every folder and regular file under ``workdir`` as (relative path, descriptor or None for a
+    folder), parents first; links and special files come as (path, -1). Descriptors are the
+    caller's to close. Top-level names in ``skip`` are left out."""
+    root = os.open(workdir, DIR_FLAGS)
+    try:
+        yield from _walk_fd(root, "", skip)
+    finally:
+        os.close(root)
+
+
+def _walk_fd(dir_fd: int, prefix: str, skip: frozenset[str]) -> Iterator[tuple[str, int | None]]:
+    for name in sorted(os.listdir(dir_fd)):
+        if not prefix and name in skip or name.startswith(".upload-"):
+            continue
+        path = f"{prefix}{name}"
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if stat.S_ISDIR(info.st_mode):
+            child = os.open(name, DIR_FLAGS, dir_fd=dir_fd)
+            try:
+                yield path, None
+                yield from _walk_fd(child, path + "/", skip)
+            finally:
+                os.close(child)
+        elif stat.S_ISREG(info.st_mode):
+            yield path, os.open(name, READ_FLAGS, dir_fd=dir_fd)
+        else:
+            yield path, -1
+
+
+def create_file(workdir: Path, path: str, *, owner: tuple[int, int] | None = None) -> int:
+    """A new, empty regular file at ``path`` (its folders made) for writing; its descriptor."""
+    *folders, name = split(path)
+    with open_dir(workdir, folders, create=True, owner=owner) as dir_fd:
+        try:
+            fd = os.open(name, CREATE_FLAGS, 0o644, dir_fd=dir_fd)
+        except OSError as exc:
+            raise _path_error(exc, path) from None
+    if owner:
+        os.fchown(fd, *owner)
+    return fd
+
+
+def make_dir(workdir: Path, path: str, *, owner: tuple[int, int] | None = None) -> None:
+    with open_dir(workdir, split(path), create=True, owner=owner):
+        pass
+
+
+def remove(workdir: Path, path: str) -> None:
+    """Delete the file at ``path`` if it is there."""
+    *folders, name = split(path)
+    with contextlib.suppress(FileNotFound, InvalidPath), open_dir(workdir, folders) as dir_fd:
+        with contextlib.suppress(FileNotFoundError, IsADirectoryError):
+            os.unlink(name, dir_fd=dir_fd)

@@ -46,6 +46,14 @@ class ServerSandbox:
         self.add_context(context)
         return context
 
+    def rename_context(self, context_id: str, new_id: str) -> None:
+        """Give a context the id it had in the sandbox this one was restored from."""
+        context = self.contexts.pop(context_id)
+        context.id = new_id
+        self.contexts[new_id] = context
+        if self.default_context_id == context_id:
+            self.default_context_id = new_id
+
     def context(self, context_id: str) -> CodeContext:
         if context_id == "default":
             context_id = self.default_context_id

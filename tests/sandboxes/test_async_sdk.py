@@ -55,3 +55,24 @@ async def test_two_sandboxes_run_concurrently(sandboxd, async_sandbox):
     finally:
         await other.kill()
         await other.close()
+
+
+@pytest.mark.asyncio
+async def test_snapshot_restore_and_fork(async_sandbox, sandboxd):
+    await async_sandbox.run_code("x = 41")
+    snapshot = await async_sandbox.snapshot()
+    assert snapshot.metadata == {"kind": "async"}
+    service = {"url": sandboxd.url, "token": sandboxd.token}
+    restored = await AsyncSandbox.restore(snapshot.snapshot_id, metadata={"kind": "restored"}, **service)
+    fork = await async_sandbox.fork()
+    try:
+        assert (await restored.run_code("x + 1")).text == "42"
+        assert restored.metadata == {"kind": "restored"}
+        await fork.run_code("x = 0")
+        assert (await async_sandbox.run_code("x")).text == "41"
+        assert (await AsyncSandbox.get_snapshot(snapshot.snapshot_id, **service)) == snapshot
+        await AsyncSandbox.delete_snapshot(snapshot.snapshot_id, **service)
+    finally:
+        for made in (restored, fork):
+            await made.kill()
+            await made.close()

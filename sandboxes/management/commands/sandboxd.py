@@ -34,6 +34,8 @@ def config_from_settings() -> ServerConfig:
         default_cell_timeout=settings.SANDBOXD_CELL_TIMEOUT,
         stdout_limit_bytes=settings.SANDBOXD_STDOUT_LIMIT,
         max_upload_bytes=settings.SANDBOXD_MAX_UPLOAD,
+        snapshot_dir=settings.SANDBOXD_SNAPSHOT_DIR,
+        snapshot_max_bytes=settings.SANDBOXD_SNAPSHOT_MAX_BYTES,
         kernel_env=settings.SANDBOXD_KERNEL_ENV,
         sandbox_uid=settings.SANDBOXD_SANDBOX_UID,
         sandbox_gid=settings.SANDBOXD_SANDBOX_GID,

@@ -1,0 +1,116 @@
+"""Save and load a kernel's namespace with dill. This file runs *inside* the kernel.
+
+sandboxd sends its source as a silent cell (see snapshots.py), so everything untrusted is
+pickled and unpickled by the sandbox's own Python, never by ours. It imports nothing of this
+project. Each call prints one line: ``REPORT_PREFIX`` followed by a JSON report.
+"""
+
+import json
+import os
+import re
+
+REPORT_PREFIX = "@@sandbox-state@@ "
+# IPython's own names: output history (_, __, _1, _i1, _oh...), dunders, In/Out, exit/quit.
+IPYTHON_NAMES = re.compile(r"^(_+|_i+\d*|_\d+|_[iod]h|__.*__)$")
+IPYTHON_OBJECTS = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _CappedWriter:
+    """A file that refuses to grow past ``limit`` bytes."""
+
+    def __init__(self, stream, limit):
+        self.stream = stream
+        self.limit = limit
+        self.written = 0
+
+    def write(self, data):
+        self.written += memoryview(data).nbytes
+        if self.written > self.limit:
+            raise _TooLarge
+        return self.stream.write(data)
+
+
+def _report(**fields):
+    print(REPORT_PREFIX + json.dumps(fields), flush=True)
+
+
+def _user_names(namespace, hidden):
+    for name, value in namespace.items():
+        if IPYTHON_NAMES.match(name) or name in IPYTHON_OBJECTS:
+            continue
+        if name in hidden and hidden[name] is value:
+            continue
+        yield name
+
+
+def _describe(exc):
+    return f"{type(exc).__name__}: {exc}"[:300]
+
+
+def save(path, limit):
+    """Pickle every user variable that can be pickled to ``path``; report the rest by name."""
+    shell = get_ipython()  # noqa: F821 (the kernel's builtin)
+    namespace = shell.user_ns
+    state = {name: namespace[name] for name in _user_names(namespace, shell.user_ns_hidden)}
+    unsaved = {}
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    try:
+        try:
+            _dump(state, path, limit)
+        except _TooLarge:
+            raise
+        except Exception:
+            unsaved = _drop_unpicklable(state)
+            _dump(state, path, limit)
+    except _TooLarge:
+        os.unlink(path)
+        _report(error="too_large", limit=limit)
+        return
+    except Exception as exc:
+        os.unlink(path)
+        _report(error="failed", message=_describe(exc))
+        return
+    _report(saved=sorted(state), unsaved=unsaved, size=os.path.getsize(path))
+
+
+def _dump(state, path, limit):
+    import dill
+
+    with open(path, "wb") as stream:
+        dill.dump(state, _CappedWriter(stream, limit), protocol=5)
+
+
+def _drop_unpicklable(state):
+    """Remove what cannot be pickled from ``state``; {name: why} of what was removed."""
+    import dill
+
+    dropped = {}
+    for name in sorted(state):
+        try:
+            dill.dumps(state[name], protocol=5)
+        except Exception as exc:
+            dropped[name] = _describe(exc)
+            del state[name]
+    return dropped
+
+
+def load(path):
+    """Unpickle ``path`` into the user's namespace and delete it."""
+    import dill
+
+    try:
+        with open(path, "rb") as stream:
+            state = dill.load(stream)  # noqa: S301 (we are the sandbox's kernel: its own data)
+        if not isinstance(state, dict):
+            raise TypeError("the saved state is not a namespace")
+    except Exception as exc:
+        _report(error="failed", message=_describe(exc))
+        return
+    finally:
+        os.unlink(path)
+    get_ipython().user_ns.update(state)  # noqa: F821
+    _report(restored=sorted(state))

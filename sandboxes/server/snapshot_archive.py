@@ -1,0 +1,163 @@
+"""The snapshot file: an uncompressed tar of each context's pickled state (opaque bytes to us:
+only a kernel unpickles them), the workdir's files, and last a manifest with every member's
+SHA-256, so a damaged or truncated file is caught before anything is restored from it."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import tarfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from sandboxes.errors import SnapshotCorrupt, SnapshotTooLarge
+from sandboxes.server import files
+
+FORMAT = 1
+MANIFEST = "manifest.json"
+WORKDIR_PREFIX = "workdir/"
+CHUNK = 1 << 20
+
+
+class _Hashing(io.RawIOBase):
+    """Reads through to ``stream``, hashing what passes."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream = stream
+        self.digest = hashlib.sha256()
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.stream.read(size)
+        self.digest.update(data)
+        return data
+
+
+class ArchiveWriter:
+    """Build a snapshot file at ``path`` holding at most ``limit`` bytes."""
+
+    def __init__(self, path: Path, limit: int) -> None:
+        self.path = path
+        self.limit = limit
+        self.tar = tarfile.open(path, "w", format=tarfile.PAX_FORMAT)
+        self.checksums: dict[str, str] = {}
+        self.skipped: list[str] = []
+        self.file_count = 0
+
+    def remaining(self) -> int:
+        return self.limit - self.tar.offset
+
+    def add_stream(self, name: str, stream: IO[bytes], size: int, mode: int = 0o644) -> None:
+        if size > self.remaining():
+            raise SnapshotTooLarge(f"the snapshot would be larger than the limit of {self.limit} bytes")
+        info = tarfile.TarInfo(name)
+        info.size, info.mode, info.mtime = size, mode, int(time.time())
+        hashing = _Hashing(stream)
+        try:
+            self.tar.addfile(info, hashing)
+        except OSError as exc:  # the file shrank while it was read
+            raise SnapshotCorrupt(f"{name} changed while the snapshot was taken") from exc
+        self.checksums[name] = hashing.digest.hexdigest()
+
+    def add_workdir(self, workdir: Path, *, skip: frozenset[str]) -> None:
+        """Every folder and regular file of the workdir; links and special files are listed as skipped."""
+        for path, fd in files.walk(workdir, skip=skip):
+            if fd is None:
+                info = tarfile.TarInfo(WORKDIR_PREFIX + path)
+                info.type, info.mode = tarfile.DIRTYPE, 0o755
+                self.tar.addfile(info)
+            elif fd < 0:
+                self.skipped.append(path)
+            else:
+                with os.fdopen(fd, "rb") as stream:
+                    self.add_stream(WORKDIR_PREFIX + path, stream, os.fstat(stream.fileno()).st_size)
+                self.file_count += 1
+
+    def finish(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        """Write the manifest last and close; the manifest as written."""
+        manifest = {
+            **manifest,
+            "format": FORMAT,
+            "files": {"count": self.file_count, "skipped": self.skipped},
+            "checksums": self.checksums,
+        }
+        data = json.dumps(manifest).encode()
+        info = tarfile.TarInfo(MANIFEST)
+        info.size, info.mtime = len(data), int(time.time())
+        self.tar.addfile(info, io.BytesIO(data))
+        self.tar.close()
+        return manifest
+
+    def abort(self) -> None:
+        self.tar.close()
+        self.path.unlink(missing_ok=True)
+
+
+class ArchiveReader:
+    """A snapshot file, checked: its manifest first, each member's checksum as it is read."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            self.tar = tarfile.open(path, "r:")
+            self.members = {member.name: member for member in self.tar.getmembers()}
+            manifest_member = self.members[MANIFEST]
+            stream = self.tar.extractfile(manifest_member)
+            assert stream is not None
+            self.manifest = json.loads(stream.read())
+        except (tarfile.TarError, KeyError, ValueError, OSError, AssertionError, EOFError) as exc:
+            raise SnapshotCorrupt(f"the snapshot file is damaged or truncated ({describe(exc)})") from None
+        if not isinstance(self.manifest, dict) or self.manifest.get("format") != FORMAT:
+            raise SnapshotCorrupt("the snapshot file has no manifest this service understands")
+        self.checksums: dict[str, str] = self.manifest.get("checksums") or {}
+
+    def close(self) -> None:
+        self.tar.close()
+
+    def __enter__(self) -> ArchiveReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def read_chunks(self, name: str) -> Iterator[bytes]:
+        """The member's bytes; SnapshotCorrupt (after the last chunk) if they are not as saved."""
+        member = self.members.get(name)
+        expected = self.checksums.get(name)
+        if member is None or expected is None:
+            raise SnapshotCorrupt(f"the snapshot has no {name}")
+        try:
+            stream = self.tar.extractfile(member)
+            assert stream is not None
+            digest = hashlib.sha256()
+            while chunk := stream.read(CHUNK):
+                digest.update(chunk)
+                yield chunk
+        except (tarfile.TarError, OSError, AssertionError, EOFError) as exc:
+            raise SnapshotCorrupt(f"the snapshot's {name} cannot be read ({describe(exc)})") from None
+        if digest.hexdigest() != expected:
+            raise SnapshotCorrupt(f"the snapshot's {name} is damaged (checksum mismatch)")
+
+    def copy_to(self, name: str, fd: int) -> None:
+        with os.fdopen(fd, "wb") as out:
+            for chunk in self.read_chunks(name):
+                out.write(chunk)
+
+    def restore_workdir(self, workdir: Path, owner: tuple[int, int] | None) -> None:
+        for name, member in self.members.items():
+            if not name.startswith(WORKDIR_PREFIX):
+                continue
+            path = name[len(WORKDIR_PREFIX) :]
+            if member.isdir():
+                files.make_dir(workdir, path, owner=owner)
+            elif member.isfile():
+                self.copy_to(name, files.create_file(workdir, path, owner=owner))
+
+
+def describe(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__

@@ -1,0 +1,266 @@
+"""Snapshot, restore and fork: a sandbox's files and each context's namespace, kept in a file.
+
+Each kernel pickles its own namespace (kernel_state.py, sent as a silent cell) into a hidden
+folder of its workdir; we only move those bytes. A restore starts a sandbox, puts the files
+back, and has each new kernel unpickle its namespace itself. Nothing from a sandbox is ever
+unpickled by this process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import time
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from sandboxes.errors import (
+    InvalidPath,
+    SnapshotCorrupt,
+    SnapshotFailed,
+    SnapshotTooLarge,
+    TemplateNotFound,
+)
+from sandboxes.kernels.kernel import KernelDied
+from sandboxes.server import files, kernel_state
+from sandboxes.server.contexts import CodeContext, History
+from sandboxes.server.registry import Registry
+from sandboxes.server.sandbox import ServerSandbox
+from sandboxes.server.snapshot_archive import ArchiveReader, ArchiveWriter
+from sandboxes.server.snapshot_store import SnapshotStore
+
+STATE_DIR = ".sandbox-state"  # in the workdir; never part of the snapshot's files
+KERNEL_STATE_SOURCE = Path(kernel_state.__file__).read_text()
+STATE_TIMEOUT = 600.0
+
+
+def _state_path(context_id: str) -> str:
+    return f"{STATE_DIR}/{context_id}.pkl"
+
+
+def _cell(call: str) -> str:
+    """A silent cell running kernel_state's ``call`` in a namespace of its own."""
+    return f"exec({KERNEL_STATE_SOURCE + chr(10) + call!r}, {{'__name__': '__sandbox_state__'}})"
+
+
+def _report(stdout: str) -> dict[str, Any]:
+    for line in reversed(stdout.splitlines()):
+        if line.startswith(kernel_state.REPORT_PREFIX):
+            with contextlib.suppress(ValueError):
+                report = json.loads(line[len(kernel_state.REPORT_PREFIX) :])
+                if isinstance(report, dict):
+                    return report
+    return {"error": "failed", "message": "the kernel gave no report"}
+
+
+def public_info(manifest: Mapping[str, Any], size: int) -> dict[str, Any]:
+    """What the API shows of a snapshot: no checksums, no cell history."""
+    return {
+        "id": manifest["id"],
+        "sandbox_id": manifest["sandbox_id"],
+        "template": manifest["template"],
+        "metadata": manifest["metadata"],
+        "created_at": manifest["created_at"],
+        "size": size,
+        "files": manifest["files"],
+        "contexts": [
+            {"id": c["id"], "default": c["default"], "saved": c["saved"], "unsaved": c["unsaved"]}
+            for c in manifest["contexts"]
+        ],
+    }
+
+
+class Snapshots:
+    def __init__(self, registry: Registry, store: SnapshotStore, *, max_bytes: int, scratch: Path) -> None:
+        self.registry = registry
+        self.store = store
+        self.max_bytes = max_bytes
+        self.scratch = scratch
+        scratch.mkdir(parents=True, exist_ok=True)
+
+    # Taking ---------------------------------------------------------------------------------
+
+    async def take(self, sandbox: ServerSandbox) -> dict[str, Any]:
+        """Snapshot ``sandbox`` into the store; its public info."""
+        snapshot_id = uuid.uuid4().hex
+        async with self._written(sandbox, snapshot_id) as (path, manifest):
+            size = path.stat().st_size
+            await asyncio.to_thread(self.store.put, snapshot_id, path)
+        return public_info(manifest, size)
+
+    @contextlib.asynccontextmanager
+    async def _written(
+        self, sandbox: ServerSandbox, snapshot_id: str
+    ) -> AsyncIterator[tuple[Path, dict[str, Any]]]:
+        """A snapshot file of ``sandbox`` in scratch space for the ``with`` block."""
+        path = self.scratch / f"{snapshot_id}.partial"
+        writer = await asyncio.to_thread(ArchiveWriter, path, self.max_bytes)
+        try:
+            async with _all_exclusive(list(sandbox.contexts.values())):
+                contexts = []
+                for context in sandbox.contexts.values():
+                    contexts.append(await self._save_context(sandbox, context, writer))
+                await asyncio.to_thread(writer.add_workdir, sandbox.workdir, skip=frozenset({STATE_DIR}))
+            manifest = {
+                "id": snapshot_id,
+                "sandbox_id": sandbox.id,
+                "template": sandbox.template,
+                "metadata": sandbox.metadata,
+                "created_at": time.time(),
+                "contexts": contexts,
+            }
+            manifest = await asyncio.to_thread(writer.finish, manifest)
+        except BaseException:
+            await asyncio.to_thread(writer.abort)
+            raise
+        try:
+            yield path, manifest
+        finally:
+            path.unlink(missing_ok=True)
+
+    async def _save_context(
+        self, sandbox: ServerSandbox, context: CodeContext, writer: ArchiveWriter
+    ) -> dict[str, Any]:
+        state = _state_path(context.id)
+        call = f"save({'/home/user/' + state!r}, {writer.remaining()})"
+        try:
+            report = _report(await context.run_silent(_cell(call), STATE_TIMEOUT))
+        except KernelDied as exc:
+            raise SnapshotFailed(f"context {context.id}: {exc}") from None
+        try:
+            if report.get("error") == "too_large":
+                raise SnapshotTooLarge(
+                    f"the snapshot would be larger than the limit of {self.max_bytes} bytes"
+                )
+            if "error" in report:
+                message = report.get("message")
+                raise SnapshotFailed(f"context {context.id}'s state could not be saved: {message}")
+            fd, size = files.open_for_read(sandbox.workdir, state)
+            with os.fdopen(fd, "rb") as stream:
+                await asyncio.to_thread(writer.add_stream, f"contexts/{context.id}.pkl", stream, size)
+        finally:
+            await asyncio.to_thread(files.remove, sandbox.workdir, state)
+        return {
+            "id": context.id,
+            "default": context.id == sandbox.default_context_id,
+            "saved": report.get("saved", []),
+            "unsaved": report.get("unsaved", {}),
+            "history": context.history.cells,
+            "history_complete": context.history.complete,
+        }
+
+    # Restoring ------------------------------------------------------------------------------
+
+    async def restore(
+        self, snapshot_id: str, *, ttl_seconds: int, metadata: Mapping[str, str] | None, replay: bool
+    ) -> tuple[ServerSandbox, dict[str, Any]]:
+        with self.store.fetch(snapshot_id) as path:
+            return await self._restore_file(path, ttl_seconds=ttl_seconds, metadata=metadata, replay=replay)
+
+    async def fork(
+        self, sandbox: ServerSandbox, *, ttl_seconds: int, metadata: Mapping[str, str] | None
+    ) -> tuple[ServerSandbox, dict[str, Any]]:
+        """A new sandbox in the same state, independent from then on (nothing is stored)."""
+        async with self._written(sandbox, uuid.uuid4().hex) as (path, _):
+            return await self._restore_file(path, ttl_seconds=ttl_seconds, metadata=metadata, replay=False)
+
+    async def info(self, snapshot_id: str) -> dict[str, Any]:
+        with self.store.fetch(snapshot_id) as path:
+            reader = await asyncio.to_thread(ArchiveReader, path)
+            reader.close()
+            return public_info(reader.manifest, path.stat().st_size)
+
+    async def _restore_file(
+        self, path: Path, *, ttl_seconds: int, metadata: Mapping[str, str] | None, replay: bool
+    ) -> tuple[ServerSandbox, dict[str, Any]]:
+        reader = await asyncio.to_thread(ArchiveReader, path)
+        try:
+            manifest = reader.manifest
+            try:
+                template, saved_contexts = str(manifest["template"]), list(manifest["contexts"])
+                saved_metadata = dict(manifest["metadata"])
+            except (KeyError, TypeError, ValueError):
+                raise SnapshotCorrupt("the snapshot's manifest is incomplete") from None
+            if template not in self.registry.specs:
+                raise TemplateNotFound(f"the snapshot needs template {template!r}, not on this service")
+            sandbox = await self.registry.create(
+                template=template,
+                ttl_seconds=ttl_seconds,
+                metadata=saved_metadata if metadata is None else metadata,
+            )
+            try:
+                report = await self._fill(sandbox, reader, saved_contexts, replay)
+            except BaseException:
+                await self.registry.kill(sandbox.id)
+                raise
+        finally:
+            reader.close()
+        return sandbox, {"snapshot_id": manifest.get("id"), "contexts": report}
+
+    async def _fill(
+        self, sandbox: ServerSandbox, reader: ArchiveReader, saved_contexts: list[Any], replay: bool
+    ) -> list[dict[str, Any]]:
+        owner = self.registry.config.owner
+        try:
+            await asyncio.to_thread(reader.restore_workdir, sandbox.workdir, owner)
+        except InvalidPath as exc:
+            raise SnapshotCorrupt(f"the snapshot holds a file it cannot: {exc}") from None
+        report = []
+        for saved in saved_contexts:
+            if saved.get("default"):
+                context = sandbox.context("default")
+            else:
+                context = await sandbox.new_context()
+            sandbox.rename_context(context.id, str(saved["id"]))
+            report.append(await self._load_context(sandbox, context, reader, saved, replay=replay))
+        return report
+
+    async def _load_context(
+        self,
+        sandbox: ServerSandbox,
+        context: CodeContext,
+        reader: ArchiveReader,
+        saved: Mapping[str, Any],
+        *,
+        replay: bool,
+    ) -> dict[str, Any]:
+        history = History(list(saved.get("history") or []), bool(saved.get("history_complete")))
+        unsaved = dict(saved.get("unsaved") or {})
+        replayed = replay and bool(unsaved) and history.complete
+        state = _state_path(context.id)
+        async with context.exclusive():
+            if replayed:  # rebuild what could not be saved; the saved values then go on top
+                for cell in history.cells:
+                    await context.run_silent(cell, self.registry.config.default_cell_timeout)
+            owner = self.registry.config.owner
+            fd = await asyncio.to_thread(files.create_file, sandbox.workdir, state, owner=owner)
+            await asyncio.to_thread(reader.copy_to, f"contexts/{saved['id']}.pkl", fd)
+            try:
+                load = _cell(f"load({'/home/user/' + state!r})")
+                report = _report(await context.run_silent(load, STATE_TIMEOUT))
+            except KernelDied as exc:
+                raise SnapshotFailed(f"context {saved['id']}: {exc}") from None
+            finally:
+                await asyncio.to_thread(files.remove, sandbox.workdir, state)
+        if "error" in report:
+            message = report.get("message")
+            raise SnapshotFailed(f"context {saved['id']}'s state could not be loaded: {message}")
+        context.history = history
+        return {
+            "id": context.id,
+            "restored": report.get("restored", []),
+            "unsaved": sorted(unsaved),
+            "replayed": replayed,
+        }
+
+
+@contextlib.asynccontextmanager
+async def _all_exclusive(contexts: list[CodeContext]) -> AsyncIterator[None]:
+    async with contextlib.AsyncExitStack() as stack:
+        for context in contexts:
+            await stack.enter_async_context(context.exclusive())
+        yield
