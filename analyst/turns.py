@@ -106,6 +106,10 @@ def execute(turn_id: int) -> None:
     except SandboxError as exc:
         events.append(turn.session_id, "error", {"code": exc.code, "message": str(exc)}, turn=turn)
         end(turn, Turn.Status.FAILED, "turn_failed", {"reason": f"the sandbox service failed: {exc}"})
+    except Exception:  # a bug of ours: end the turn visibly rather than leave it running
+        log.exception("turn %s failed", turn.id)
+        end(turn, Turn.Status.FAILED, "turn_failed", {"reason": "an internal error ended this turn"})
+        raise
     else:
         end(turn, Turn.Status.DONE, "turn_done", {})
 
