@@ -23,6 +23,8 @@ TYPES = frozenset(
         "result",
         "error",
         "notice",
+        "kernel_restored",
+        "forked",
         "file_added",
         "turn_done",
         "turn_cancelled",

@@ -86,7 +86,7 @@ def place(data_file_id: int) -> None:
     if data_file is None:
         return  # deleted meanwhile
     session = data_file.session
-    kernel = SessionKernel(session, notice=lambda text: events.append(session.id, "notice", {"text": text}))
+    kernel = SessionKernel(session, emit=lambda type, payload: events.append(session.id, type, payload))
     sandbox = kernel.sandbox()
     with data_file.stored.open("rb") as content:
         sandbox.files.write(data_file.path, content)

@@ -140,6 +140,10 @@ ANALYST_TURN_TIMEOUT = envint("ANALYST_TURN_TIMEOUT", 900)
 # How much of a cell's output the model sees (the UI keeps it whole).
 ANALYST_MODEL_OUTPUT_LIMIT = envint("ANALYST_MODEL_OUTPUT_LIMIT", 8000)
 ANALYST_SANDBOX_TTL = envint("ANALYST_SANDBOX_TTL", 3600)
+# After each turn that ran code, snapshot the kernel so an expired sandbox (or a restarted
+# sandboxd) comes back with its variables; keep this many per session.
+ANALYST_SNAPSHOT_AFTER_TURN = envbool("ANALYST_SNAPSHOT_AFTER_TURN", True)
+ANALYST_SNAPSHOTS_KEPT = envint("ANALYST_SNAPSHOTS_KEPT", 3)
 ANALYST_MAX_UPLOAD = envbytes("ANALYST_MAX_UPLOAD", 200 << 20)
 # Assistant text is sent to clients in pieces at most this often.
 ANALYST_DELTA_INTERVAL = envfloat("ANALYST_DELTA_INTERVAL", 0.075)

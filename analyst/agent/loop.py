@@ -43,7 +43,7 @@ class TurnRunner:
         self.turn = turn
         self.session = turn.session
         self.providers = providers
-        self.kernel = SessionKernel(self.session, notice=lambda text: self.emit("notice", {"text": text}))
+        self.kernel = SessionKernel(self.session, emit=self.emit)
 
     def emit(self, type: str, payload: dict[str, Any]) -> None:
         events.append(self.session.id, type, payload, turn=self.turn)
@@ -60,6 +60,7 @@ class TurnRunner:
                 self.run_cell()
             else:
                 self.run_chat()
+            self.kernel.save(self.turn)
 
     def run_cell(self) -> None:
         """Notebook mode: the user's own code, same kernel and events; the model sees it next turn."""

@@ -1,11 +1,11 @@
-"""Session endpoints: create and list sessions, ask, run a cell, cancel."""
+"""Session endpoints: create and list sessions, ask, run a cell, cancel, fork."""
 
 from __future__ import annotations
 
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from analyst import sessions, turns
+from analyst import forks, sessions, turns
 from analyst.api.auth import ApiError, api_view, json_body
 from analyst.models import AnalysisSession, Turn
 
@@ -56,3 +56,11 @@ def _start(request: HttpRequest, session_id: str, kind: str, field: str) -> Json
 def cancel(request: HttpRequest, session_id: str) -> JsonResponse:
     turn = turns.do_cancel(session=sessions.get_owned(request.user, session_id))
     return JsonResponse({"turn": turn.id if turn else None})
+
+
+@api_view
+@require_POST
+def fork(request: HttpRequest, session_id: str) -> JsonResponse:
+    """A copy of the session in the requester's account, kernel state included when saved."""
+    forked = forks.do_fork(source=sessions.get_owned(request.user, session_id), owner=request.user)
+    return JsonResponse(sessions.as_dict(forked), status=201)

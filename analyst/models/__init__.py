@@ -4,6 +4,16 @@ from analyst.models.artifacts import Artifact
 from analyst.models.events import Event
 from analyst.models.files import DataFile
 from analyst.models.sessions import AnalysisSession, Message, Turn
+from analyst.models.snapshots import KernelSnapshot
 from analyst.models.tokens import ApiToken
 
-__all__ = ["AnalysisSession", "ApiToken", "Artifact", "DataFile", "Event", "Message", "Turn"]
+__all__ = [
+    "AnalysisSession",
+    "ApiToken",
+    "Artifact",
+    "DataFile",
+    "Event",
+    "KernelSnapshot",
+    "Message",
+    "Turn",
+]

@@ -22,12 +22,14 @@ def test_a_cell_runs_and_the_model_sees_it(stack, api, session):
     assert "x = 5" in seen and "10" in seen
 
 
-def test_a_vanished_sandbox_is_replaced_with_a_notice(stack, api, session, sandboxd):
+def test_a_vanished_sandbox_without_a_snapshot_is_replaced_with_a_notice(stack, api, session, sandboxd):
+    from analyst.models import KernelSnapshot
     from sandboxes import Sandbox
 
     api.post(f"/api/sessions/{session.id}/cells", {"code": "y = 1"}, "application/json")
     wait_for(session)
     session.refresh_from_db()
+    KernelSnapshot.objects.filter(session=session).delete()  # as if snapshots were turned off
     old = Sandbox.connect(session.sandbox_id, url=sandboxd.url, token=sandboxd.token)
     old.kill()
     old.close()
