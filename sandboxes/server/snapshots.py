@@ -193,7 +193,7 @@ class Snapshots:
                 metadata=saved_metadata if metadata is None else metadata,
             )
             try:
-                report = await self._fill(sandbox, reader, saved_contexts, replay)
+                report = await self._fill(sandbox, path, reader, saved_contexts=saved_contexts, replay=replay)
             except BaseException:
                 await self.registry.kill(sandbox.id)
                 raise
@@ -202,21 +202,33 @@ class Snapshots:
         return sandbox, {"snapshot_id": manifest.get("id"), "contexts": report}
 
     async def _fill(
-        self, sandbox: ServerSandbox, reader: ArchiveReader, saved_contexts: list[Any], replay: bool
+        self,
+        sandbox: ServerSandbox,
+        path: Path,
+        reader: ArchiveReader,
+        *,
+        saved_contexts: list[Any],
+        replay: bool,
     ) -> list[dict[str, Any]]:
-        owner = self.registry.config.owner
+        """Put the files back while the kernels load their namespaces (a replay waits for the
+        files: its cells may read them)."""
+        files_written = asyncio.create_task(
+            asyncio.to_thread(_restore_workdir, path, sandbox.workdir, self.registry.config.owner)
+        )
         try:
-            await asyncio.to_thread(reader.restore_workdir, sandbox.workdir, owner)
-        except InvalidPath as exc:
-            raise SnapshotCorrupt(f"the snapshot holds a file it cannot: {exc}") from None
-        report = []
-        for saved in saved_contexts:
-            if saved.get("default"):
-                context = sandbox.context("default")
-            else:
-                context = await sandbox.new_context()
-            sandbox.rename_context(context.id, str(saved["id"]))
-            report.append(await self._load_context(sandbox, context, reader, saved, replay=replay))
+            if replay:
+                await files_written
+            report = []
+            for saved in saved_contexts:
+                if saved.get("default"):
+                    context = sandbox.context("default")
+                else:
+                    context = await sandbox.new_context()
+                sandbox.rename_context(context.id, str(saved["id"]))
+                report.append(await self._load_context(sandbox, context, reader, saved, replay=replay))
+        finally:
+            await asyncio.wait([files_written])
+        files_written.result()  # raises what writing the files raised
         return report
 
     async def _load_context(
@@ -256,6 +268,15 @@ class Snapshots:
             "unsaved": sorted(unsaved),
             "replayed": replayed,
         }
+
+
+def _restore_workdir(path: Path, workdir: Path, owner: tuple[int, int] | None) -> None:
+    """With a reader of its own: a tar file object cannot serve two threads."""
+    with ArchiveReader(path) as reader:
+        try:
+            reader.restore_workdir(workdir, owner)
+        except InvalidPath as exc:
+            raise SnapshotCorrupt(f"the snapshot holds a file it cannot: {exc}") from None
 
 
 @contextlib.asynccontextmanager

@@ -27,9 +27,15 @@ def _prefer_interactive_plotly() -> None:
     pio.renderers.default = "plotly_mimetype"
 
 
+def _prepare_snapshots() -> None:
+    """Import what saving and loading the namespace needs (sandboxd's snapshots), binding no name."""
+    __import__("dill")
+
+
 _prepare_matplotlib()
 _prefer_interactive_plotly()
-del _prepare_matplotlib, _prefer_interactive_plotly
+_prepare_snapshots()
+del _prepare_matplotlib, _prefer_interactive_plotly, _prepare_snapshots
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402, F401
