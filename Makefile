@@ -45,6 +45,7 @@ bench: setup
 	scripts/ensure-redis
 	$(BIN)/python benchmarks/sandbox.py
 	$(BIN)/python benchmarks/turn.py
+	$(BIN)/python benchmarks/snapshot.py
 
 lint: install
 	$(BIN)/ruff check .

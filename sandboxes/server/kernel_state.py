@@ -61,9 +61,9 @@ def save(path, limit):
     try:
         try:
             _dump(state, path, limit)
-        except _TooLarge:
+        except (_TooLarge, OSError):  # too big, or the disk is full: no retry will help
             raise
-        except Exception:
+        except Exception:  # something cannot be pickled: leave it out, name it, try again
             unsaved = _drop_unpicklable(state)
             _dump(state, path, limit)
     except _TooLarge:
