@@ -107,6 +107,8 @@ class Driver(abc.ABC):
 
     name: ClassVar[str]
     strength: ClassVar[int]
+    # How long an interrupted cell may take to stop before its kernel is restarted instead.
+    interrupt_grace: ClassVar[float] = 3.0
 
     def __init__(self) -> None:
         # Set by probe(): what works here, but badly enough that "auto" should not choose it.

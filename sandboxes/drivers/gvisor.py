@@ -83,6 +83,8 @@ class GVisorProcess(IsolatedProcess):
 class GVisorDriver(Driver):
     name = "gvisor"
     strength = 20
+    # A signal reaches a busy kernel slowly on the ptrace platform (~2 s seen here).
+    interrupt_grace = 10.0
 
     def __init__(self, executable: str | None = None) -> None:
         super().__init__()

@@ -22,7 +22,6 @@ from sandboxes.kernels.messages import Event, error_event, is_idle, to_event
 from sandboxes.templates import MOUNT_POINT, Template
 
 POLL_SECONDS = 0.05
-INTERRUPT_GRACE_SECONDS = 3.0
 PORTS = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
 
 
@@ -183,7 +182,7 @@ class Kernel:
         async with self._control_lock:
             msg = self.client.session.msg("interrupt_request", {})
             self.client.control_channel.send(msg)
-            deadline = time.monotonic() + INTERRUPT_GRACE_SECONDS
+            deadline = time.monotonic() + self.spec.driver.interrupt_grace
             while time.monotonic() < deadline and self.is_alive():
                 try:
                     reply = await self.client.get_control_msg(timeout=POLL_SECONDS)
@@ -193,13 +192,13 @@ class Kernel:
                     return True
             return False
 
-    async def wait_idle(self, grace: float = INTERRUPT_GRACE_SECONDS) -> bool:
+    async def wait_idle(self) -> bool:
         """After an abandoned execute(): wait for that cell to end; False if it will not.
 
         Only for the task that owned the execute() iteration: iopub has one reader at a time.
         """
         assert self.client is not None
-        msg_id, deadline = self.running, time.monotonic() + grace
+        msg_id, deadline = self.running, time.monotonic() + self.spec.driver.interrupt_grace
         while msg_id is not None and time.monotonic() < deadline:
             try:
                 msg = await self.client.get_iopub_msg(timeout=POLL_SECONDS)

@@ -169,7 +169,8 @@ def snapshot_file(sandboxd: SandboxdProcess, snapshot_id: str) -> Path:
 
 
 @pytest.mark.parametrize("damage", ["truncated", "flipped", "emptied"])
-def test_a_damaged_snapshot_is_a_clear_error(sandbox, sandboxd, service_still_serves, damage):
+def test_a_damaged_snapshot_is_a_clear_error(make_sandbox, sandboxd, service_still_serves, damage):
+    sandbox = make_sandbox(metadata={"test": damage})
     run(sandbox, "import numpy as np\nx = 41\nbig = np.arange(200_000)\nopen('f.txt', 'w').write('x' * 5000)")
     snapshot = sandbox.snapshot()
     path = snapshot_file(sandboxd, snapshot.snapshot_id)
@@ -186,8 +187,9 @@ def test_a_damaged_snapshot_is_a_clear_error(sandbox, sandboxd, service_still_se
     if damage != "flipped":  # info reads only the manifest; a restore checks every byte
         with pytest.raises(SnapshotCorrupt):
             Sandbox.get_snapshot(snapshot.snapshot_id, url=sandboxd.url, token=sandboxd.token)
-    restored_ids = {s.sandbox_id for s in Sandbox.list({}, url=sandboxd.url, token=sandboxd.token)}
-    assert restored_ids == {sandbox.sandbox_id}  # the failed restore left no sandbox behind
+    # A restore inherits the snapshot's metadata: the failed ones left no sandbox behind.
+    listed = Sandbox.list({"test": damage}, url=sandboxd.url, token=sandboxd.token)
+    assert [s.sandbox_id for s in listed] == [sandbox.sandbox_id]
     service_still_serves()
 
 
