@@ -77,8 +77,14 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = envstr("REDIS_URL", "redis://127.0.0.1:6379/0")
+# All of a process's WebSocket clients share one Redis list, which drops new messages once it
+# holds `capacity` (default 100): a busy web process would lose live events (clients refill
+# gaps from the log, but should rarely need to).
 CHANNEL_LAYERS = {
-    "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+    "default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [REDIS_URL], "capacity": 2000},
+    }
 }
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = None
