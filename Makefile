@@ -5,9 +5,9 @@ BIN := $(VENV)/bin
 export VENV
 TEST_DATABASE_URL ?= postgres://analyst:analyst@127.0.0.1:5432/analyst
 
-.PHONY: setup install template migrate run test test-postgres bench lint clean
+.PHONY: setup install vendor template migrate run test test-postgres bench lint clean
 
-setup: install .env template migrate
+setup: install vendor .env template migrate
 
 install: $(VENV)/.installed
 
@@ -18,6 +18,11 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install -q --disable-pip-version-check --upgrade pip
 	$(BIN)/pip install -q --disable-pip-version-check -e '.[dev]'
 	touch $@
+
+# The browser libraries, pinned in package-lock.json, copied into static/vendor (no CDN).
+vendor: install
+	@command -v npm >/dev/null 2>&1 || scripts/ensure-system-packages
+	scripts/vendor-js
 
 .env: .env.example
 	scripts/write-dotenv
@@ -52,4 +57,4 @@ lint: install
 	$(BIN)/ruff format --check .
 
 clean:
-	rm -rf $(VENV) var
+	rm -rf $(VENV) var node_modules static/vendor
