@@ -1,7 +1,9 @@
 """The session's live event stream over a WebSocket: replay after the client's last seq, then live.
 
-The client connects to /ws/sessions/<id>/?after=<seq> (its login cookie authenticates it) and
-receives each event as JSON; after a reconnect it asks again with the last seq it saw.
+The owner connects to /ws/sessions/<id>/?after=<seq> (the login cookie authenticates), anyone
+with a share link to /ws/shared/<token>/?after=<seq>; each receives every event as JSON, and
+after a reconnect asks again with the last seq it saw. Neither can send anything but a replay
+request.
 """
 
 from __future__ import annotations
@@ -12,16 +14,23 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from analyst import events
-from analyst.models import AnalysisSession
+from analyst.models import AnalysisSession, ShareLink
 
 NOT_ALLOWED = 4404  # the session does not exist or is not yours: no hint which
 
 
 class SessionEventsConsumer(AsyncJsonWebsocketConsumer):
-    async def connect(self) -> None:
+    async def allowed_session(self) -> object | None:
+        """The session this connection may read, or None."""
         user = self.scope.get("user")
         session_id = self.scope["url_route"]["kwargs"]["session_id"]
         if user is None or not user.is_authenticated or not await _owns(user, session_id):
+            return None
+        return session_id
+
+    async def connect(self) -> None:
+        session_id = await self.allowed_session()
+        if session_id is None:
             await self.close(code=NOT_ALLOWED)
             return
         self.session_id = session_id
@@ -53,6 +62,16 @@ class SessionEventsConsumer(AsyncJsonWebsocketConsumer):
         for event in await database_sync_to_async(events.after)(self.session_id, self.last):
             self.last = event["seq"]
             await self.send_json(event)
+
+
+class SharedEventsConsumer(SessionEventsConsumer):
+    async def allowed_session(self) -> object | None:
+        return await _shared_session(self.scope["url_route"]["kwargs"]["token"])
+
+
+@database_sync_to_async
+def _shared_session(token: str) -> object | None:
+    return ShareLink.objects.filter(token=token, revoked_at=None).values_list("session_id", flat=True).first()
 
 
 @database_sync_to_async

@@ -2,8 +2,9 @@
 
 from django.urls import path
 
-from analyst.consumers import SessionEventsConsumer
+from analyst.consumers import SessionEventsConsumer, SharedEventsConsumer
 
 websocket_urlpatterns = [
     path("ws/sessions/<uuid:session_id>/", SessionEventsConsumer.as_asgi()),
+    path("ws/shared/<str:token>/", SharedEventsConsumer.as_asgi()),
 ]

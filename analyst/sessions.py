@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.http import Http404
 
 from analyst.models import AnalysisSession
+from sandboxes import Sandbox, SandboxError
 
 
 class InvalidModel(ValueError):
@@ -43,3 +46,36 @@ def as_dict(session: AnalysisSession) -> dict[str, object]:
         "created_at": session.created_at.isoformat(),
         "updated_at": session.updated_at.isoformat(),
     }
+
+
+def do_update(session: AnalysisSession, *, title: object = None, model: object = None) -> AnalysisSession:
+    """Rename, or change the model of later turns. Raises InvalidModel or ValueError."""
+    if title is not None:
+        if not isinstance(title, str) or not title.strip():
+            raise ValueError("the title must be a non-empty string")
+        session.title = title.strip()[:200]
+    if model is not None:
+        if not isinstance(model, str):
+            raise ValueError("the model must be a string")
+        session.model = check_model(model)
+    session.save(update_fields=["title", "model", "updated_at"])
+    return session
+
+
+def do_delete(session: AnalysisSession) -> None:
+    """Delete the session with everything it made: its sandbox, snapshots and stored files."""
+    from analyst import kernel_snapshots
+
+    if session.sandbox_id:
+        with contextlib.suppress(SandboxError):
+            sandbox = Sandbox.connect(session.sandbox_id)
+            try:
+                sandbox.kill()
+            finally:
+                sandbox.close()
+    for snapshot in session.snapshots.all():
+        kernel_snapshots.forget(snapshot)
+    stored = [f.stored for f in session.files.all()] + [a.file for a in session.artifacts.all()]
+    session.delete()
+    for field_file in stored:
+        field_file.delete(save=False)

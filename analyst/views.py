@@ -1,11 +1,6 @@
-"""Views: the landing page and a health check."""
+"""A health check (the pages are in analyst/web)."""
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
-
-
-def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "home.html")
+from django.http import HttpRequest, JsonResponse
 
 
 def healthz(request: HttpRequest) -> JsonResponse:

@@ -6,7 +6,7 @@ from django.urls import include, path
 from analyst import views
 
 urlpatterns = [
-    path("", views.home, name="home"),
+    path("", include("analyst.web.urls")),
     path("healthz", views.healthz, name="healthz"),
     path("api/", include("analyst.api.urls")),
     path("admin/", admin.site.urls),

@@ -22,17 +22,21 @@ KEEPALIVE_SECONDS = 15
 @api_view
 @require_GET
 def session_events(request: HttpRequest, session_id: str) -> HttpResponse:
-    session = sessions.get_owned(request.user, session_id)
+    return events_response(request, sessions.get_owned(request.user, session_id).id)
+
+
+def events_response(request: HttpRequest, session_id: object) -> HttpResponse:
+    """The session's events after ?after=, as JSON or (Accept: text/event-stream) live."""
     try:
         after = int(request.GET.get("after", "0"))
     except ValueError:
         raise ApiError(400, "invalid_request", "after must be a whole number") from None
     if "text/event-stream" in request.headers.get("Accept", ""):
-        response = StreamingHttpResponse(live(session.id, after), content_type="text/event-stream")
+        response = StreamingHttpResponse(live(session_id, after), content_type="text/event-stream")
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"
         return response
-    return JsonResponse({"events": events.after(session.id, after)})
+    return JsonResponse({"events": events.after(session_id, after)})
 
 
 async def live(session_id: object, after: int) -> AsyncIterator[bytes]:
@@ -71,10 +75,12 @@ def sse(event: dict[str, Any]) -> bytes:
 @api_view
 @require_GET
 def artifact(request: HttpRequest, artifact_id: str) -> FileResponse:
-    try:
-        found = Artifact.objects.get(id=artifact_id, session__owner=request.user)
-    except (Artifact.DoesNotExist, ValueError):
-        raise ApiError(404, "not_found", "no such artifact") from None
+    return artifact_response(Artifact.objects.filter(id=artifact_id, session__owner=request.user).first())
+
+
+def artifact_response(found: Artifact | None) -> FileResponse:
+    if found is None:
+        raise ApiError(404, "not_found", "no such artifact")
     response = FileResponse(found.file.open("rb"), content_type=found.mime_type)
     response["Content-Security-Policy"] = "sandbox; default-src 'none'"
     response["X-Content-Type-Options"] = "nosniff"

@@ -1,18 +1,56 @@
-"""Uploading a CSV into a session."""
+"""A session's files: upload a CSV, list what the panel shows, download one."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, JsonResponse
-from django.views.decorators.http import require_POST
+from urllib.parse import urlencode
 
-from analyst import sessions, uploads
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from analyst import session_files, sessions, uploads
 from analyst.api.auth import ApiError, api_view
+from analyst.models import AnalysisSession
 
 
 @api_view
-@require_POST
-def upload(request: HttpRequest, session_id: str) -> JsonResponse:
+@require_http_methods(["GET", "POST"])
+def files(request: HttpRequest, session_id: str) -> HttpResponse:
     session = sessions.get_owned(request.user, session_id)
+    if request.method == "GET":
+        return listing(session, f"/api/sessions/{session.id}/files/download")
+    return upload(request, session)
+
+
+def listing(session: AnalysisSession, download_base: str) -> JsonResponse:
+    entries = session_files.listing(session)
+    for entry in entries:
+        entry["download_url"] = f"{download_base}?{urlencode({'path': entry['path']})}"
+    return JsonResponse({"files": entries, "max_upload": settings.ANALYST_MAX_UPLOAD})
+
+
+@api_view
+@require_GET
+def download(request: HttpRequest, session_id: str) -> HttpResponse:
+    return download_response(sessions.get_owned(request.user, session_id), request.GET.get("path", ""))
+
+
+def download_response(session: AnalysisSession, path: str) -> HttpResponse:
+    if not path:
+        raise ApiError(400, "invalid_request", "say which file: ?path=")
+    found = session_files.download(session, path)
+    response = HttpResponse(found.content, content_type=found.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{_safe_name(found.name)}"'
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = "sandbox; default-src 'none'"
+    return response
+
+
+def _safe_name(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "._- " else "_" for c in name) or "download"
+
+
+def upload(request: HttpRequest, session: AnalysisSession) -> JsonResponse:
     sent = request.FILES.get("file")
     if sent is None:
         raise ApiError(400, "invalid_request", "send the file as multipart form field 'file'")

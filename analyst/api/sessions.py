@@ -28,6 +28,24 @@ def sessions_collection(request: HttpRequest) -> JsonResponse:
 
 
 @api_view
+@require_http_methods(["GET", "PATCH", "DELETE"])
+def session_detail(request: HttpRequest, session_id: str) -> JsonResponse:
+    session = sessions.get_owned(request.user, session_id)
+    if request.method == "DELETE":
+        sessions.do_delete(session)
+        return JsonResponse({"deleted": str(session_id)})
+    if request.method == "PATCH":
+        body = json_body(request)
+        try:
+            sessions.do_update(session, title=body.get("title"), model=body.get("model"))
+        except sessions.InvalidModel as exc:
+            raise ApiError(400, "invalid_model", str(exc)) from None
+        except ValueError as exc:
+            raise ApiError(400, "invalid_request", str(exc)) from None
+    return JsonResponse(sessions.as_dict(session))
+
+
+@api_view
 @require_POST
 def messages(request: HttpRequest, session_id: str) -> JsonResponse:
     return _start(request, session_id, Turn.Kind.CHAT, "content")

@@ -2,15 +2,21 @@
 
 from django.urls import path
 
-from analyst.api import events, files, sessions
+from analyst.api import events, files, sessions, shared
 
 urlpatterns = [
     path("sessions", sessions.sessions_collection),
+    path("sessions/<uuid:session_id>", sessions.session_detail),
     path("sessions/<uuid:session_id>/messages", sessions.messages),
     path("sessions/<uuid:session_id>/cells", sessions.cells),
     path("sessions/<uuid:session_id>/cancel", sessions.cancel),
     path("sessions/<uuid:session_id>/fork", sessions.fork),
-    path("sessions/<uuid:session_id>/files", files.upload),
+    path("sessions/<uuid:session_id>/files", files.files),
+    path("sessions/<uuid:session_id>/files/download", files.download),
     path("sessions/<uuid:session_id>/events", events.session_events),
     path("artifacts/<uuid:artifact_id>", events.artifact),
+    path("shared/<str:token>/events", shared.shared_events),
+    path("shared/<str:token>/artifacts/<uuid:artifact_id>", shared.shared_artifact),
+    path("shared/<str:token>/files", shared.shared_files),
+    path("shared/<str:token>/files/download", shared.shared_download),
 ]

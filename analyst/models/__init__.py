@@ -4,6 +4,7 @@ from analyst.models.artifacts import Artifact
 from analyst.models.events import Event
 from analyst.models.files import DataFile
 from analyst.models.sessions import AnalysisSession, Message, Turn
+from analyst.models.shares import ShareLink
 from analyst.models.snapshots import KernelSnapshot
 from analyst.models.tokens import ApiToken
 
@@ -15,5 +16,6 @@ __all__ = [
     "Event",
     "KernelSnapshot",
     "Message",
+    "ShareLink",
     "Turn",
 ]

@@ -8,9 +8,10 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from django.db import connections
 from django.test import Client
+from django.utils import timezone
 
 from analyst import events
-from analyst.models import AnalysisSession
+from analyst.models import AnalysisSession, ShareLink
 from config.asgi import application
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
@@ -85,3 +86,29 @@ async def test_another_sites_origin_is_refused(owner_and_session):
     communicator, connected, _ = await connect(session.id, owner, origin=b"https://evil.example")
     assert not connected
     await communicator.disconnect()
+
+
+async def shared(token, *, after=0):
+    headers = [(b"origin", b"http://127.0.0.1:8000"), (b"host", b"127.0.0.1:8000")]
+    communicator = WebsocketCommunicator(application, f"/ws/shared/{token}/?after={after}", headers)
+    connected, code = await communicator.connect()
+    return communicator, connected, code
+
+
+async def test_a_share_link_streams_to_anyone_until_revoked(owner_and_session):
+    _, session = owner_and_session
+    link = await sync_to_async(ShareLink.objects.create)(session=session)
+    communicator, connected, _ = await shared(link.token)
+    assert connected
+    assert [(await communicator.receive_json_from())["seq"] for _ in range(3)] == [1, 2, 3]
+    await sync_to_async(events.append)(session.id, "stdout", {"text": "live\n"})
+    assert (await communicator.receive_json_from(timeout=5))["seq"] == 4
+    await communicator.send_json_to({"code": "import os"})  # nothing but a replay request is heard
+    assert await communicator.receive_nothing(timeout=0.3)
+    await communicator.disconnect()
+
+    await sync_to_async(ShareLink.objects.filter(id=link.id).update)(revoked_at=timezone.now())
+    for token in (link.token, "not-a-token"):
+        communicator, connected, code = await shared(token)
+        assert not connected and code == 4404
+        await communicator.disconnect()

@@ -59,3 +59,12 @@ FACTORIES: dict[str, Callable[[Mapping[str, str], httpx.Client | None], Provider
     "openai": _openai,
     "ollama": _ollama,
 }
+
+
+KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+
+
+def missing_key(route: str, env: Mapping[str, str] = os.environ) -> str | None:
+    """The environment variable ``route``'s provider needs and lacks, or None (Ollama needs none)."""
+    variable = KEY_VARIABLES.get(route.strip().partition("/")[0])
+    return variable if variable and not env.get(variable) else None

@@ -1,0 +1,28 @@
+"""Share links: a long random token gives read-only access to one session, until revoked."""
+
+from __future__ import annotations
+
+from django.http import Http404
+from django.utils import timezone
+
+from analyst.models import AnalysisSession, ShareLink
+
+
+def do_create(*, session: AnalysisSession, allow_downloads: bool) -> ShareLink:
+    return ShareLink.objects.create(session=session, allow_downloads=allow_downloads)
+
+
+def do_revoke(*, session: AnalysisSession, link_id: object) -> None:
+    ShareLink.objects.filter(session=session, id=link_id, revoked_at=None).update(revoked_at=timezone.now())
+
+
+def active(session: AnalysisSession) -> list[ShareLink]:
+    return list(session.share_links.filter(revoked_at=None))
+
+
+def get_shared(token: str) -> ShareLink:
+    """The live link for ``token`` (its session selected); Http404 for a wrong or revoked one."""
+    link = ShareLink.objects.select_related("session").filter(token=token, revoked_at=None).first()
+    if link is None:
+        raise Http404("no such shared session")
+    return link

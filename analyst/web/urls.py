@@ -1,0 +1,22 @@
+"""Page routes."""
+
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from analyst.web import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("accounts/signup/", views.signup, name="signup"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("sessions/", views.session_list, name="sessions"),
+    path("sessions/new", views.session_new, name="session_new"),
+    path("sessions/<uuid:session_id>/", views.session_page, name="session"),
+    path("sessions/<uuid:session_id>/rename", views.session_rename, name="session_rename"),
+    path("sessions/<uuid:session_id>/delete", views.session_delete, name="session_delete"),
+    path("sessions/<uuid:session_id>/share", views.share_create, name="share_create"),
+    path("sessions/<uuid:session_id>/share/<int:link_id>/revoke", views.share_revoke, name="share_revoke"),
+    path("s/<str:token>/", views.shared_page, name="shared"),
+    path("s/<str:token>/fork", views.shared_fork, name="shared_fork"),
+]

@@ -1,0 +1,146 @@
+"""The browser's pages: sign up, my sessions, a session, a shared session. The session page's
+live parts are static/app/*.js, which talk to the JSON API and the WebSocket."""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import UserCreationForm
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from analyst import forks, sessions, shares
+from analyst.agent.providers.router import missing_key
+from analyst.models import AnalysisSession, ShareLink
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    return redirect("sessions" if request.user.is_authenticated else "login")
+
+
+def signup(request: HttpRequest) -> HttpResponse:
+    form = UserCreationForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        login(request, form.save())
+        return redirect("sessions")
+    return render(request, "registration/signup.html", {"form": form})
+
+
+@login_required
+def session_list(request: HttpRequest) -> HttpResponse:
+    owned = AnalysisSession.objects.filter(owner=request.user).prefetch_related("files")
+    return render(
+        request,
+        "analyst/sessions.html",
+        {
+            "sessions": owned,
+            "models": settings.ANALYST_MODELS,
+            "default_model": settings.ANALYST_DEFAULT_MODEL,
+        },
+    )
+
+
+@login_required
+@require_POST
+def session_new(request: HttpRequest) -> HttpResponse:
+    try:
+        session = sessions.do_create(
+            owner=request.user, model=request.POST.get("model"), title=request.POST.get("title")
+        )
+    except sessions.InvalidModel as exc:
+        messages.error(request, str(exc))
+        return redirect("sessions")
+    return redirect("session", session_id=session.id)
+
+
+@login_required
+def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = sessions.get_owned(request.user, session_id)
+    base = f"/api/sessions/{session.id}"
+    app = {
+        "mode": "owner",
+        "session-id": str(session.id),
+        "title": session.title,
+        "ws-url": f"/ws/sessions/{session.id}/",
+        "events-url": f"{base}/events",
+        "api-base": base,
+        "artifact-base": "/api/artifacts",
+        "files-url": f"{base}/files",
+        "models": json.dumps(settings.ANALYST_MODELS),
+        "model": session.model,
+        "max-upload": str(settings.ANALYST_MAX_UPLOAD),
+        "model-key-missing": "true" if missing_key(session.model) else "false",
+    }
+    context = {"session": session, "app": app, "share_links": shares.active(session), "shared": False}
+    return render(request, "analyst/session.html", context)
+
+
+@login_required
+@require_POST
+def session_rename(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = sessions.get_owned(request.user, session_id)
+    try:
+        sessions.do_update(session, title=request.POST.get("title", ""))
+    except ValueError as exc:
+        messages.error(request, str(exc))
+    if request.POST.get("next") == "list":
+        return redirect("sessions")
+    return redirect("session", session_id=session.id)
+
+
+@login_required
+@require_POST
+def session_delete(request: HttpRequest, session_id: str) -> HttpResponse:
+    sessions.do_delete(sessions.get_owned(request.user, session_id))
+    messages.info(request, "The session, its sandbox and its files were deleted.")
+    return redirect("sessions")
+
+
+@login_required
+@require_POST
+def share_create(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = sessions.get_owned(request.user, session_id)
+    shares.do_create(session=session, allow_downloads=request.POST.get("allow_downloads") == "on")
+    return redirect("session", session_id=session.id)
+
+
+@login_required
+@require_POST
+def share_revoke(request: HttpRequest, session_id: str, link_id: int) -> HttpResponse:
+    session = sessions.get_owned(request.user, session_id)
+    shares.do_revoke(session=session, link_id=link_id)
+    return redirect("session", session_id=session.id)
+
+
+def shared_page(request: HttpRequest, token: str) -> HttpResponse:
+    link = shares.get_shared(token)
+    session = link.session
+    base = f"/api/shared/{link.token}"
+    app = {
+        "mode": "shared",
+        "session-id": str(session.id),
+        "title": session.title,
+        "ws-url": f"/ws/shared/{link.token}/",
+        "events-url": f"{base}/events",
+        "artifact-base": f"{base}/artifacts",
+        "files-url": f"{base}/files" if link.allow_downloads else "",
+        "models": json.dumps([session.model]),
+        "model": session.model,
+        "max-upload": "0",
+        "model-key-missing": "false",
+    }
+    context = {"session": session, "app": app, "shared": True, "link": link}
+    return render(request, "analyst/session.html", context)
+
+
+@login_required
+@require_POST
+def shared_fork(request: HttpRequest, token: str) -> HttpResponse:
+    link: ShareLink = shares.get_shared(token)
+    fork = forks.do_fork(source=link.session, owner=request.user)
+    return redirect("session", session_id=fork.id)

@@ -1,0 +1,65 @@
+"""Rename, change the model of, and delete a session; its files panel: the owner's alone."""
+
+from __future__ import annotations
+
+import json
+
+from django.core.files.base import ContentFile
+
+from analyst.models import AnalysisSession, DataFile
+
+JSON = "application/json"
+
+
+def test_rename_and_change_the_model(api, session):
+    response = api.patch(
+        f"/api/sessions/{session.id}", json.dumps({"title": " Churn ", "model": "openai/gpt-test"}), JSON
+    )
+    assert response.status_code == 200
+    assert (response.json()["title"], response.json()["model"]) == ("Churn", "openai/gpt-test")
+    bad = api.patch(f"/api/sessions/{session.id}", json.dumps({"model": "nope/x"}), JSON)
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_model"
+    assert api.patch(f"/api/sessions/{session.id}", json.dumps({"title": ""}), JSON).status_code == 400
+    session.refresh_from_db()
+    assert (session.title, session.model) == ("Churn", "openai/gpt-test")
+
+
+def test_a_stranger_can_neither_see_nor_change_nor_delete(stranger_api, session):
+    url = f"/api/sessions/{session.id}"
+    assert stranger_api.get(url).status_code == 404
+    assert stranger_api.patch(url, json.dumps({"title": "mine"}), JSON).status_code == 404
+    assert stranger_api.delete(url).status_code == 404
+    assert stranger_api.get(f"{url}/files").status_code == 404
+    assert stranger_api.get(f"{url}/files/download?path=data/a.csv").status_code == 404
+    assert AnalysisSession.objects.filter(id=session.id, title=session.title).exists()
+
+
+def test_delete(api, session, media):
+    data_file = DataFile(session=session, name="a.csv", path="data/a.csv", size=4)
+    data_file.stored.save("a.csv", ContentFile(b"a\n1\n"))
+    stored = data_file.stored.path
+    assert api.delete(f"/api/sessions/{session.id}").status_code == 200
+    assert not AnalysisSession.objects.filter(id=session.id).exists()
+    assert not __import__("os").path.exists(stored)
+
+
+def test_files_panel_lists_and_downloads_uploads_without_a_sandbox(api, session, media):
+    data_file = DataFile(session=session, name="a.csv", path="data/a.csv", size=4, rows=1, columns=1)
+    data_file.stored.save("a.csv", ContentFile(b"a\n1\n"))
+    body = api.get(f"/api/sessions/{session.id}/files").json()
+    assert body["max_upload"] > 0
+    assert body["files"] == [
+        {
+            "path": "data/a.csv",
+            "name": "a.csv",
+            "size": 4,
+            "rows": 1,
+            "columns": 1,
+            "kind": "upload",
+            "download_url": f"/api/sessions/{session.id}/files/download?path=data%2Fa.csv",
+        }
+    ]
+    download = api.get(body["files"][0]["download_url"])
+    assert download.status_code == 200 and download.content == b"a\n1\n"
+    assert download["Content-Disposition"] == 'attachment; filename="a.csv"'
+    assert api.get(f"/api/sessions/{session.id}/files/download?path=../../etc/passwd").status_code == 404
