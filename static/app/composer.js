@@ -1,0 +1,196 @@
+// The composer (owner only): ask a question or run a code cell, pick the model, stop the turn.
+import { el } from "./dom.js";
+
+const MAC = /Mac|iPhone|iPad/.test(navigator.userAgent);
+const MODES = {
+  chat: {
+    placeholder: "Ask about your data…",
+    hint: "Enter to send · Shift+Enter for a new line",
+    button: "Send",
+  },
+  code: {
+    placeholder: "Python, run in the session's kernel…",
+    hint: `${MAC ? "⌘" : "Ctrl"}+Enter to run`,
+    button: "Run",
+  },
+};
+
+export class Composer {
+  constructor({ api, apiBase, models, model, keyMissing, turns }) {
+    Object.assign(this, { api, apiBase, turns });
+    this.sending = false;
+
+    this.input = el("textarea", {
+      class: "composer-input",
+      testid: "composer-input",
+      attrs: { rows: "1", "aria-label": "Message or code" },
+    });
+    this.toggle = el(
+      "button",
+      {
+        class: "mode-toggle",
+        testid: "mode-toggle",
+        attrs: { type: "button", title: "Switch between asking and running code yourself" },
+      },
+      el("span", { text: "Ask" }),
+      el("span", { text: "Code cell" }),
+    );
+    this.picker = modelPicker(models, model);
+    this.hint = el("span", { class: "composer-hint" });
+    this.stopButton = el("button", {
+      class: "stop",
+      testid: "stop",
+      text: "Stop",
+      attrs: { type: "button" },
+    });
+    this.sendButton = el("button", { class: "send", testid: "send", attrs: { type: "submit" } });
+    this.errorBox = el("p", { class: "composer-error", attrs: { role: "alert" } });
+    this.errorBox.hidden = true;
+    this.form = el(
+      "form",
+      { class: "composer" },
+      this.input,
+      el(
+        "div",
+        { class: "composer-bar" },
+        this.toggle,
+        this.picker,
+        this.hint,
+        el("span", { class: "spacer" }),
+        this.stopButton,
+        this.sendButton,
+      ),
+    );
+    this.element = el("div", { class: "composer-area" });
+    if (keyMissing) {
+      this.element.append(
+        el("p", {
+          class: "model-key-warning",
+          testid: "model-key-warning",
+          attrs: { role: "alert" },
+          text: `No API key is configured for ${model}: set it in .env and restart. Code cells still work.`,
+        }),
+      );
+    }
+    this.element.append(this.form, this.errorBox);
+
+    this.form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      this.send();
+    });
+    this.input.addEventListener("keydown", (e) => this.onKey(e));
+    this.input.addEventListener("input", () => this.fit());
+    this.toggle.addEventListener("click", () => this.setMode(this.mode === "chat" ? "code" : "chat"));
+    this.picker.addEventListener("change", () => this.changeModel());
+    this.stopButton.addEventListener("click", () => this.stop());
+    turns.addEventListener("change", () => this.showRunning());
+
+    this.setMode(keyMissing ? "code" : "chat");
+    this.showRunning();
+  }
+
+  setMode(mode) {
+    this.mode = mode;
+    const { placeholder, hint, button } = MODES[mode];
+    this.form.dataset.mode = mode;
+    this.toggle.dataset.mode = mode;
+    this.toggle.setAttribute("aria-label", `Mode: ${mode === "chat" ? "Ask" : "Code cell"}`);
+    this.input.placeholder = placeholder;
+    this.input.spellcheck = mode === "chat";
+    this.hint.textContent = hint;
+    this.sendButton.textContent = button;
+    this.input.focus();
+  }
+
+  onKey(e) {
+    if (e.key !== "Enter" || e.isComposing) return;
+    const modified = e.ctrlKey || e.metaKey;
+    // Ask: Enter sends, Shift+Enter is a new line. Code: Enter is a new line, Ctrl/Cmd+Enter runs.
+    if (modified || (this.mode === "chat" && !e.shiftKey)) {
+      e.preventDefault();
+      this.send();
+    }
+  }
+
+  /** Grow with the text, up to half the window (then it scrolls). */
+  fit() {
+    this.input.style.height = "auto";
+    this.input.style.height = `${Math.min(this.input.scrollHeight + 2, innerHeight / 2)}px`;
+  }
+
+  async send() {
+    const text = this.input.value;
+    if (!text.trim() || this.sending) return;
+    const code = this.mode === "code";
+    this.sending = true;
+    this.sendButton.disabled = true;
+    this.showError("");
+    try {
+      const body = code ? { code: text } : { content: text };
+      const answer = await this.api.post(`${this.apiBase}/${code ? "cells" : "messages"}`, body);
+      if (this.input.value === text) this.input.value = ""; // keep what was typed meanwhile
+      this.fit();
+      if (answer?.turn != null) this.turns.expect(answer.turn);
+    } catch (error) {
+      this.showError(error.message); // a 409 says a turn is running
+    } finally {
+      this.sending = false;
+      this.sendButton.disabled = false;
+    }
+  }
+
+  async stop() {
+    this.stopButton.disabled = true;
+    this.stopButton.textContent = "Stopping…";
+    try {
+      await this.api.post(`${this.apiBase}/cancel`);
+    } catch (error) {
+      this.showError(error.message);
+      this.stopButton.disabled = false;
+      this.stopButton.textContent = "Stop";
+    }
+  }
+
+  async changeModel() {
+    const chosen = this.picker.value;
+    this.picker.disabled = true;
+    try {
+      const session = await this.api.patch(this.apiBase, { model: chosen });
+      this.picker.dataset.saved = session.model ?? chosen;
+      this.showError("");
+    } catch (error) {
+      this.showError(error.message);
+    } finally {
+      this.picker.value = this.picker.dataset.saved;
+      this.picker.disabled = false;
+    }
+  }
+
+  showRunning() {
+    const running = this.turns.running;
+    this.stopButton.hidden = !running;
+    if (!running) {
+      this.stopButton.disabled = false;
+      this.stopButton.textContent = "Stop";
+    }
+  }
+
+  showError(message) {
+    this.errorBox.textContent = message;
+    this.errorBox.hidden = !message;
+  }
+}
+
+function modelPicker(models, current) {
+  const picker = el("select", {
+    class: "model-picker",
+    testid: "model-picker",
+    attrs: { "aria-label": "Model" },
+  });
+  for (const name of models.includes(current) ? models : [current, ...models]) {
+    picker.append(el("option", { text: name, attrs: { value: name } }));
+  }
+  picker.value = current;
+  picker.dataset.saved = current;
+  return picker;
+}

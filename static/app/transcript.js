@@ -1,0 +1,190 @@
+// The transcript: each event of the log, in seq order, turned into messages, code cells and notices.
+import { el } from "./dom.js";
+import { tableShape } from "./format.js";
+import { appendStream, renderCellError, renderProblem, renderResult } from "./render.js";
+import { highlighted, markdownFragment } from "./sanitize.js";
+
+// There is no "cell finished" event: a cell has finished when one of these follows it.
+// prettier-ignore
+const ENDS_CELL = new Set([
+  "user_message", "cell", "tool_call", "assistant_delta", "assistant_message",
+  "turn_done", "turn_cancelled", "turn_failed",
+]);
+
+export class Transcript {
+  constructor(root, { artifactBase }) {
+    this.root = root;
+    this.artifactBase = artifactBase;
+    this.cells = new Map(); // tool_call_id → cell: where the model's tagged outputs go
+    this.ownCell = null; // the user's own cell of this turn: where untagged outputs go
+    this.running = null; // the cell whose code is running, until an event in ENDS_CELL
+    this.streaming = null; // the assistant message being streamed: {box, text}
+  }
+
+  apply({ type, payload = {} }) {
+    if (ENDS_CELL.has(type)) this.settle();
+    switch (type) {
+      case "user_message":
+        this.stopStreaming();
+        return this.add(
+          el(
+            "div",
+            { class: "message user", testid: "user-message" },
+            el("div", { class: "bubble", text: payload.text ?? "" }),
+          ),
+        );
+      case "cell":
+        this.ownCell = this.addCell(payload.code ?? "", "user");
+        return;
+      case "tool_call":
+        this.cells.set(payload.id, this.addCell(payload.code ?? "", "assistant"));
+        return;
+      case "assistant_delta":
+        return this.streamAssistant(payload.text ?? "");
+      case "assistant_message":
+        return this.finishAssistant(payload.text ?? "");
+      case "stdout":
+      case "stderr":
+        return appendStream(this.outputFor(payload), type, payload.text ?? "");
+      case "result": {
+        const node = renderResult(payload, this.artifactBase);
+        if (node) this.outputFor(payload).append(node);
+        return;
+      }
+      case "error":
+        return this.error(payload);
+      case "notice":
+      case "kernel_restored":
+      case "forked":
+        return this.notice(payload.text ?? "", type);
+      case "file_added":
+        return this.add(
+          el("div", {
+            class: "notice file-note",
+            testid: "file-added",
+            text: `Uploaded ${payload.path ?? payload.name}${shape(payload)}`,
+          }),
+        );
+      case "turn_done":
+        return this.endTurn();
+      case "turn_cancelled":
+        this.endTurn();
+        return this.notice("Stopped.", type);
+      case "turn_failed":
+        this.endTurn();
+        return this.add(renderProblem(`The turn failed: ${payload.reason ?? "unknown reason"}`));
+    }
+  }
+
+  add(node) {
+    this.root.append(node);
+  }
+
+  addCell(code, author) {
+    this.stopStreaming();
+    const section = el("section", { class: "cell", testid: "code-cell" });
+    section.dataset.author = author;
+    section.dataset.state = "running";
+    const lines = code.split("\n").length;
+    const toggle = el("button", {
+      class: "cell-toggle",
+      text: "Hide code",
+      attrs: { type: "button", "aria-expanded": "true" },
+    });
+    toggle.addEventListener("click", () => {
+      const collapsed = section.classList.toggle("collapsed");
+      toggle.textContent = collapsed ? "Show code" : "Hide code";
+      toggle.setAttribute("aria-expanded", String(!collapsed));
+    });
+    const header = el(
+      "header",
+      { class: "cell-header" },
+      el("span", { class: "cell-language", text: "Python" }),
+      el("span", { class: "cell-author", text: author === "user" ? "your cell" : "run by the assistant" }),
+      el("span", { class: "cell-lines", text: `${lines} line${lines === 1 ? "" : "s"}` }),
+      el("span", { class: "cell-state" }),
+      toggle,
+    );
+    const source = el(
+      "pre",
+      { class: "cell-code", testid: "cell-code" },
+      el("code", { class: "hljs language-python" }, highlighted(code)),
+    );
+    const output = el("div", { class: "cell-output", testid: "cell-output" });
+    section.append(header, source, output);
+    this.add(section);
+    this.running = section;
+    return section;
+  }
+
+  /** The output area for an event: its model cell, the user's cell, or a stray block of its own. */
+  outputFor(payload) {
+    const cell = payload.tool_call_id ? this.cells.get(payload.tool_call_id) : this.ownCell;
+    if (cell) return cell.querySelector(".cell-output");
+    const last = this.root.lastElementChild;
+    if (last?.matches(".cell-output.stray")) return last;
+    const stray = el("div", { class: "cell-output stray", testid: "cell-output" });
+    this.add(stray);
+    return stray;
+  }
+
+  error(payload) {
+    if ("traceback" in payload || "name" in payload) {
+      const cell = payload.tool_call_id ? this.cells.get(payload.tool_call_id) : this.ownCell;
+      if (cell) cell.dataset.state = "error";
+      this.outputFor(payload).append(renderCellError(payload));
+    } else {
+      this.add(renderProblem(payload.message ?? "Something went wrong."));
+    }
+  }
+
+  streamAssistant(text) {
+    if (!this.streaming) {
+      const box = el("div", { class: "message assistant streaming", testid: "assistant-message" });
+      this.add(box);
+      this.streaming = { box, text: "" };
+    }
+    this.streaming.text += text;
+    this.streaming.box.replaceChildren(markdown(this.streaming.text));
+  }
+
+  /** The complete message replaces the one streamed so far. */
+  finishAssistant(text) {
+    const box = this.streaming?.box ?? el("div", { class: "message assistant", testid: "assistant-message" });
+    if (!this.streaming) this.add(box);
+    box.classList.remove("streaming");
+    box.replaceChildren(markdown(text));
+    this.streaming = null;
+  }
+
+  notice(text, type) {
+    const box = el("div", { class: "notice", testid: "notice", text });
+    box.dataset.type = type;
+    this.add(box);
+  }
+
+  settle() {
+    if (this.running?.dataset.state === "running") this.running.dataset.state = "done";
+    this.running = null;
+  }
+
+  stopStreaming() {
+    this.streaming?.box.classList.remove("streaming");
+    this.streaming = null;
+  }
+
+  endTurn() {
+    this.stopStreaming();
+    this.ownCell = null;
+    this.cells.clear();
+  }
+}
+
+function markdown(text) {
+  return el("div", { class: "markdown" }, markdownFragment(text));
+}
+
+function shape({ rows, columns }) {
+  const text = tableShape(rows, columns);
+  return text ? ` (${text})` : "";
+}
