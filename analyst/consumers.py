@@ -59,9 +59,10 @@ class SessionEventsConsumer(AsyncJsonWebsocketConsumer):
             await self.replay()
 
     async def replay(self) -> None:
-        for event in await database_sync_to_async(events.after)(self.session_id, self.last):
-            self.last = event["seq"]
-            await self.send_json(event)
+        while batch := await database_sync_to_async(events.after)(self.session_id, self.last):
+            for event in batch:
+                self.last = event["seq"]
+                await self.send_json(event)
 
 
 class SharedEventsConsumer(SessionEventsConsumer):

@@ -48,11 +48,12 @@ async def live(session_id: object, after: int) -> AsyncIterator[bytes]:
     last, replay = after, True
     try:
         while True:
-            if replay:
-                for event in await sync_to_async(events.after)(session_id, last):
+            while replay:  # in batches, until the log has nothing newer
+                batch = await sync_to_async(events.after)(session_id, last)
+                for event in batch:
                     last = event["seq"]
                     yield sse(event)
-                replay = False
+                replay = bool(batch)
             try:
                 message = await asyncio.wait_for(layer.receive(channel), KEEPALIVE_SECONDS)
             except TimeoutError:

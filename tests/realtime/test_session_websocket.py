@@ -112,3 +112,14 @@ async def test_a_share_link_streams_to_anyone_until_revoked(owner_and_session):
         communicator, connected, code = await shared(token)
         assert not connected and code == 4404
         await communicator.disconnect()
+
+
+async def test_a_long_absence_replays_everything(owner_and_session):
+    owner, session = owner_and_session
+    for n in range(1002):  # more than one batch of the log
+        await sync_to_async(events.append)(session.id, "stdout", {"text": f"{n}\n"})
+    communicator, connected, _ = await connect(session.id, owner, after=0)
+    assert connected
+    seqs = [(await communicator.receive_json_from(timeout=5))["seq"] for _ in range(1005)]
+    assert seqs == list(range(1, 1006))
+    await communicator.disconnect()
