@@ -1,0 +1,168 @@
+"""The whole app in a real browser: daphne (ASGI: pages, static files, WebSockets), a Celery
+worker, Redis, sandboxd and a scripted model, driven by Playwright in Debian's Chromium.
+
+Screenshots go to test-output/e2e/ (CI keeps that folder).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from django.conf import settings
+
+from tests.fakes.model_server import ScriptedModelServer
+from tests.integration.conftest import database_url
+from tests.sandboxd_process import ROOT, SandboxdProcess, free_port
+from tests.worker_process import CeleryWorkerProcess
+
+CHROMIUM = "/usr/bin/chromium"
+SCREENSHOTS = ROOT / "test-output" / "e2e"
+MODELS = "anthropic/claude-test,openai/gpt-test"
+
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium")
+
+
+@pytest.fixture(scope="package")
+def model_server() -> Iterator[ScriptedModelServer]:
+    with ScriptedModelServer(expect_all_used=False) as server:
+        yield server
+
+
+@pytest.fixture(scope="package")
+def media() -> Iterator[Path]:
+    folder = Path(tempfile.mkdtemp(prefix="media-e2e-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="package")
+def app_env(
+    django_db_setup: None, sandboxd: SandboxdProcess, model_server: ScriptedModelServer, media: Path
+) -> dict[str, str]:
+    """What the web server and the worker share: this run's database, Redis, media, sandboxd."""
+    return {
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "SECRET_KEY": "e2e-tests",
+        "DATABASE_URL": database_url(),
+        "REDIS_URL": settings.REDIS_URL,
+        "CELERY_QUEUE": settings.CELERY_TASK_DEFAULT_QUEUE,
+        "MEDIA_ROOT": str(media),
+        "SANDBOXD_URL": sandboxd.url,
+        "SANDBOXD_TOKEN": sandboxd.token,
+        "ANALYST_MODELS": MODELS,
+        "ANALYST_DEFAULT_MODEL": "anthropic/claude-test",
+        "ANALYST_DELTA_INTERVAL": "0.05",
+        **model_server.env(),
+    }
+
+
+@pytest.fixture(scope="package")
+def worker(app_env: dict[str, str]) -> Iterator[CeleryWorkerProcess]:
+    folder = Path(tempfile.mkdtemp(prefix="celery-e2e-"))
+    process = CeleryWorkerProcess(log_path=folder / "worker.log", env=app_env, queues=app_env["CELERY_QUEUE"])
+    yield process.start()
+    process.stop()
+
+
+@pytest.fixture(scope="package")
+def web(app_env: dict[str, str], worker: CeleryWorkerProcess) -> Iterator[str]:
+    """daphne serving config.asgi on a free port; yields its base URL."""
+    port = free_port()
+    log_path = Path(tempfile.mkdtemp(prefix="daphne-e2e-")) / "daphne.log"
+    with log_path.open("ab") as log:
+        process = subprocess.Popen(
+            [str(ROOT / ".venv" / "bin" / "daphne"), "-b", "127.0.0.1", "-p", str(port),
+             "config.asgi:application"],
+            cwd=ROOT, env={**os.environ, **app_env}, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while not _healthy(url):
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError(f"daphne did not start:\n{log_path.read_text(errors='replace')}")
+        time.sleep(0.1)
+    yield url
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def _healthy(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/healthz", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+@pytest.fixture(scope="package")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API keeps an event loop in this thread; the test's own ORM calls are
+    # still plain blocking calls (as pytest-django's docs advise for Playwright).
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            yield chromium
+            chromium.close()
+    finally:
+        del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
+
+
+@pytest.fixture
+def stack(
+    transactional_db: None, web: str, model_server: ScriptedModelServer
+) -> Iterator[ScriptedModelServer]:
+    model_server.requests.clear()
+    yield model_server
+
+
+@pytest.fixture
+def shoot(request: pytest.FixtureRequest) -> Any:
+    """shoot(page, "name"): a full-page screenshot in test-output/e2e/<test>-<name>.png."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+
+    def take(page: Any, name: str) -> Path:
+        path = SCREENSHOTS / f"{request.node.name}-{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+    return take
+
+
+@pytest.fixture
+def alice_login(browser: Any, web: str) -> Iterator[Any]:
+    """alice_login(): a page logged in as a new user through the login form."""
+    from django.contrib.auth import get_user_model
+
+    get_user_model().objects.create_user("alice", password="a-long-passphrase")
+    contexts = []
+
+    def login() -> Any:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        contexts.append(context)
+        page = context.new_page()
+        page.goto(f"{web}/accounts/login/")
+        page.fill("input[name=username]", "alice")
+        page.fill("input[name=password]", "a-long-passphrase")
+        page.click("form[data-testid=login-form] button[type=submit]")
+        page.wait_for_url(f"{web}/sessions/")
+        return page
+
+    yield login
+    for context in contexts:
+        context.close()
