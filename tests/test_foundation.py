@@ -14,8 +14,10 @@ def test_health_check(client):
 
 
 @pytest.mark.django_db
-def test_home_page(client):
-    assert client.get("/").status_code == 200
+def test_home_page_leads_to_the_login(client):
+    response = client.get("/", follow=True)
+    assert response.redirect_chain == [("/accounts/login/", 302)]
+    assert response.status_code == 200 and b"Log in" in response.content
 
 
 @pytest.mark.django_db

@@ -6,25 +6,22 @@ worker of another package consumes our tasks, nor ours theirs.
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import Client
 
 from analyst.models import AnalysisSession, ApiToken
+from tests.daphne_process import daphne
 from tests.fakes.model_server import ScriptedModelServer
 from tests.integration.conftest import LEASE_SECONDS, database_url
-from tests.sandboxd_process import ROOT, SandboxdProcess, free_port
+from tests.sandboxd_process import SandboxdProcess
 from tests.worker_process import CeleryWorkerProcess
 
 BOUNDARY = "api-test-boundary-7f3a"
@@ -170,33 +167,5 @@ def stack(
 @pytest.fixture(scope="package")
 def asgi_server(django_db_setup: None) -> Iterator[str]:
     """daphne serving config.asgi on a free port, on the test database; yields its base URL."""
-    port = free_port()
-    log_path = Path(tempfile.mkdtemp(prefix="daphne-api-test-")) / "daphne.log"
-    with log_path.open("ab") as log:
-        process = subprocess.Popen(
-            [str(ROOT / ".venv" / "bin" / "daphne"), "-b", "127.0.0.1", "-p", str(port),
-             "config.asgi:application"],
-            cwd=ROOT, env={**os.environ, **server_env()}, stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while not _healthy(url):
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            process.wait()
-            raise RuntimeError(f"daphne did not start:\n{log_path.read_text(errors='replace')}")
-        time.sleep(0.1)
-    yield url
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
-def _healthy(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/healthz", timeout=1).status_code == 200
-    except httpx.HTTPError:
-        return False
+    with daphne(server_env(), name="api-test") as url:
+        yield url

@@ -8,20 +8,18 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from django.conf import settings
 
+from tests.daphne_process import daphne
 from tests.fakes.model_server import ScriptedModelServer
 from tests.integration.conftest import database_url
-from tests.sandboxd_process import ROOT, SandboxdProcess, free_port
+from tests.sandboxd_process import ROOT, SandboxdProcess
 from tests.worker_process import CeleryWorkerProcess
 
 CHROMIUM = "/usr/bin/chromium"
@@ -76,35 +74,8 @@ def worker(app_env: dict[str, str]) -> Iterator[CeleryWorkerProcess]:
 @pytest.fixture(scope="package")
 def web(app_env: dict[str, str], worker: CeleryWorkerProcess) -> Iterator[str]:
     """daphne serving config.asgi on a free port; yields its base URL."""
-    port = free_port()
-    log_path = Path(tempfile.mkdtemp(prefix="daphne-e2e-")) / "daphne.log"
-    with log_path.open("ab") as log:
-        process = subprocess.Popen(
-            [str(ROOT / ".venv" / "bin" / "daphne"), "-b", "127.0.0.1", "-p", str(port),
-             "config.asgi:application"],
-            cwd=ROOT, env={**os.environ, **app_env}, stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while not _healthy(url):
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            raise RuntimeError(f"daphne did not start:\n{log_path.read_text(errors='replace')}")
-        time.sleep(0.1)
-    yield url
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
-def _healthy(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/healthz", timeout=1).status_code == 200
-    except httpx.HTTPError:
-        return False
+    with daphne(app_env, name="e2e") as url:
+        yield url
 
 
 @pytest.fixture(scope="package")
