@@ -149,6 +149,9 @@ ANALYST_CELL_TIMEOUT = envfloat("ANALYST_CELL_TIMEOUT", 120.0)
 ANALYST_TURN_TIMEOUT = envint("ANALYST_TURN_TIMEOUT", 900)
 # How much of a cell's output the model sees (the UI keeps it whole).
 ANALYST_MODEL_OUTPUT_LIMIT = envint("ANALYST_MODEL_OUTPUT_LIMIT", 8000)
+# The newest messages (stored rows: questions, answers, tool calls, results) the model gets per
+# turn; older ones are left out with a note, from a turn's start on.
+ANALYST_HISTORY_LIMIT = envint("ANALYST_HISTORY_LIMIT", 60)
 ANALYST_SANDBOX_TTL = envint("ANALYST_SANDBOX_TTL", 3600)
 # After each turn that ran code, snapshot the kernel so an expired sandbox (or a restarted
 # sandboxd) comes back with its variables; keep this many per session.

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+
 from analyst.agent.providers import ChatMessage, ImagePart, TextPart, ToolCallPart, ToolResultPart
 from analyst.models import AnalysisSession, Message, Turn
 
 Part = TextPart | ImagePart | ToolCallPart | ToolResultPart
 OLD_IMAGE = "[a chart shown in an earlier turn]"
+EARLIER_OMITTED = (
+    "[Earlier messages of this session are left out to save space; the kernel still holds the"
+    " variables they made.]"
+)
 INTERRUPTED = "[no result: the turn ended before this cell finished (stopped, timed out or lost)]"
 
 
@@ -44,18 +50,33 @@ def save(session: AnalysisSession, turn: Turn, role: str, parts: list[Part]) -> 
     Message.objects.create(session=session, turn=turn, role=role, parts=[part_to_json(p) for p in parts])
 
 
-def load(session: AnalysisSession, current: Turn) -> list[ChatMessage]:
-    """Every message so far, same-role neighbours merged; images only from the current turn.
+def load(session: AnalysisSession, current: Turn, *, limit: int | None = None) -> list[ChatMessage]:
+    """The newest ``limit`` messages (default ANALYST_HISTORY_LIMIT), same-role neighbours
+    merged; images only from the current turn.
 
-    A tool call whose turn ended before its result (stopped, timed out, its worker died) gets a
-    result saying so: providers refuse a conversation with an unanswered tool call.
+    A long session's older messages are left out, with a note saying so, from a turn's start
+    on (never from the middle of a tool call and its result): the model's context window and
+    each turn's cost stay bounded. A tool call whose turn ended before its result (stopped, timed
+    out, its worker died) gets a result saying so: providers refuse an unanswered tool call.
     """
+    limit = limit or settings.ANALYST_HISTORY_LIMIT
+    newest = session.messages.order_by("-id").values_list("role", "parts", "turn_id")  # no model objects
+    rows = list(newest[: limit + 1])[::-1]
     messages: list[ChatMessage] = []
-    rows = session.messages.order_by("id").values_list("role", "parts", "turn_id")  # no model objects
+    if len(rows) > limit:
+        rows = rows[1:]
+        while rows and not _starts_a_turn(rows[0]):
+            rows.pop(0)
+        messages.append(ChatMessage("user", [TextPart(EARLIER_OMITTED)]))
     for role, stored, turn_id in rows:
         add(messages, role, [part_from_json(p, keep_images=turn_id == current.id) for p in stored])
     _answer_dangling_calls(messages)
     return messages
+
+
+def _starts_a_turn(row: tuple[str, list[dict[str, Any]], int | None]) -> bool:
+    role, parts, _ = row
+    return role == "user" and not any(part.get("type") == "tool_result" for part in parts)
 
 
 def add(messages: list[ChatMessage], role: str, parts: list[Part]) -> None:

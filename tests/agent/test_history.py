@@ -48,3 +48,43 @@ def test_answered_calls_are_left_alone_and_neighbours_merged(session):
     assert [m.role for m in messages] == ["user", "assistant", "user"]
     assert messages[0].parts == [TextPart("cell output"), TextPart("q")]
     assert messages[2].parts == [ToolResultPart("t1", [TextPart("1")])]
+
+
+def ask(session, text, rounds):
+    """A turn: the question, then ``rounds`` tool calls with their results, then an answer."""
+    current = turn(session, text)
+    history.save(session, current, "user", [TextPart(text)])
+    for n in range(rounds):
+        history.save(
+            session, current, "assistant", [ToolCallPart(f"{text}-{n}", "run_python", {"code": "1"})]
+        )
+        history.save(session, current, "user", [ToolResultPart(f"{text}-{n}", [TextPart("1")])])
+    history.save(session, current, "assistant", [TextPart(f"answer to {text}")])
+    return current
+
+
+def test_a_long_session_sends_its_newest_turns_whole_and_says_so(session):
+    for n in range(6):
+        ask(session, f"q{n}", rounds=2)  # 6 rows each
+    last = turn(session, "now")
+    history.save(session, last, "user", [TextPart("now")])
+
+    messages = history.load(session, last, limit=10)
+
+    first = messages[0]
+    assert first.role == "user" and first.parts[0] == TextPart(history.EARLIER_OMITTED)
+    assert first.parts[1] == TextPart("q5"), "cut at a turn's start, never inside a tool call"
+    texts = [p.text for m in messages for p in m.parts if isinstance(p, TextPart)]
+    assert texts[-1] == "now" and "q4" not in texts
+    calls = {p.id for m in messages for p in m.parts if isinstance(p, ToolCallPart)}
+    results = {p.tool_call_id for m in messages for p in m.parts if isinstance(p, ToolResultPart)}
+    assert calls == results == {"q5-0", "q5-1"}
+
+
+def test_a_short_session_is_sent_whole_without_a_note(session):
+    ask(session, "q", rounds=1)
+    last = turn(session, "now")
+    history.save(session, last, "user", [TextPart("now")])
+    messages = history.load(session, last, limit=10)
+    assert history.EARLIER_OMITTED not in str(messages)
+    assert messages[0].parts[0] == TextPart("q")
