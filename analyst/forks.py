@@ -37,9 +37,11 @@ def do_fork(*, source: AnalysisSession, owner: AbstractBaseUser) -> AnalysisSess
         if snapshot is None:
             text = FRESH_KERNEL.format(title=source.title)
         else:
-            KernelSnapshot.objects.create(
+            copy = KernelSnapshot.objects.create(
                 session=fork, snapshot_id=snapshot.snapshot_id, size=snapshot.size, unsaved=snapshot.unsaved
             )
+            # Its time, not now: a restore re-sends the uploads made after the snapshot was taken.
+            KernelSnapshot.objects.filter(id=copy.id).update(created_at=snapshot.created_at)
             text = WITH_STATE.format(title=source.title, when=snapshot.created_at.strftime("%Y-%m-%d %H:%M"))
         payload = {"text": text, "from": str(source.id), "kernel_state": snapshot is not None}
         events.append(fork.id, "forked", payload)

@@ -81,6 +81,8 @@ class Snapshots:
         self.max_bytes = max_bytes
         self.scratch = scratch
         scratch.mkdir(parents=True, exist_ok=True)
+        for stale in scratch.glob("*.partial"):  # left by a sandboxd that was killed mid-snapshot
+            stale.unlink()
 
     # Taking ---------------------------------------------------------------------------------
 
@@ -172,7 +174,10 @@ class Snapshots:
         with self.store.fetch(snapshot_id) as path:
             reader = await asyncio.to_thread(ArchiveReader, path)
             reader.close()
-            return public_info(reader.manifest, path.stat().st_size)
+            try:
+                return public_info(reader.manifest, path.stat().st_size)
+            except (KeyError, TypeError):
+                raise SnapshotCorrupt("the snapshot's manifest is incomplete") from None
 
     async def _restore_file(
         self, path: Path, *, ttl_seconds: int, metadata: Mapping[str, str] | None, replay: bool

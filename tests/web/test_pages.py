@@ -159,7 +159,7 @@ def test_a_shared_link_reaches_only_its_own_sessions_artifacts(browser, session,
 
 def test_fork_from_a_share_link_needs_a_login_and_copies_the_session(session, alice, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path
-    KernelSnapshot.objects.create(session=session, snapshot_id="a" * 32, size=10)
+    taken = KernelSnapshot.objects.create(session=session, snapshot_id="a" * 32, size=10)
     link = ShareLink.objects.create(session=session)
     assert Client().post(f"/s/{link.token}/fork")["Location"].startswith("/accounts/login/")
 
@@ -172,5 +172,7 @@ def test_fork_from_a_share_link_needs_a_login_and_copies_the_session(session, al
     log = client.get(f"/api/sessions/{fork.id}/events").json()["events"]
     assert [e["type"] for e in log] == ["user_message", "forked"]
     assert log[-1]["payload"]["kernel_state"] is True
-    assert KernelSnapshot.objects.get(session=fork).snapshot_id == "a" * 32
+    shared = KernelSnapshot.objects.get(session=fork)
+    assert shared.snapshot_id == "a" * 32
+    assert shared.created_at == taken.created_at  # so later uploads reach the restored sandbox
     assert AnalysisSession.objects.filter(owner=alice).count() == 1  # the source is untouched
