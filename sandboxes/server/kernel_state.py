@@ -47,6 +47,13 @@ def _user_names(namespace, hidden):
         yield name
 
 
+def _remove(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
 def _describe(exc):
     return f"{type(exc).__name__}: {exc}"[:300]
 
@@ -67,11 +74,11 @@ def save(path, limit):
             unsaved = _drop_unpicklable(state)
             _dump(state, path, limit)
     except _TooLarge:
-        os.unlink(path)
+        _remove(path)
         _report(error="too_large", limit=limit)
         return
     except Exception as exc:
-        os.unlink(path)
+        _remove(path)
         _report(error="failed", message=_describe(exc))
         return
     _report(saved=sorted(state), unsaved=unsaved, size=os.path.getsize(path))
@@ -111,6 +118,6 @@ def load(path):
         _report(error="failed", message=_describe(exc))
         return
     finally:
-        os.unlink(path)
+        _remove(path)
     get_ipython().user_ns.update(state)  # noqa: F821
     _report(restored=sorted(state))
