@@ -13,7 +13,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from analyst import events
+from analyst import events, shares
 from analyst.models import AnalysisSession, ShareLink
 
 NOT_ALLOWED = 4404  # the session does not exist or is not yours: no hint which
@@ -66,13 +66,29 @@ class SessionEventsConsumer(AsyncJsonWebsocketConsumer):
 
 
 class SharedEventsConsumer(SessionEventsConsumer):
+    """A share link's stream; revoking the link closes it at once."""
+
     async def allowed_session(self) -> object | None:
-        return await _shared_session(self.scope["url_route"]["kwargs"]["token"])
+        found = await _shared_link(self.scope["url_route"]["kwargs"]["token"])
+        if found is None:
+            return None
+        self.link_group = shares.group_name(found[0])
+        await self.channel_layer.group_add(self.link_group, self.channel_name)
+        return found[1]
+
+    async def disconnect(self, code: int) -> None:
+        if hasattr(self, "link_group"):
+            await self.channel_layer.group_discard(self.link_group, self.channel_name)
+        await super().disconnect(code)
+
+    async def share_revoked(self, message: dict[str, Any]) -> None:
+        await self.close(code=NOT_ALLOWED)
 
 
 @database_sync_to_async
-def _shared_session(token: str) -> object | None:
-    return ShareLink.objects.filter(token=token, revoked_at=None).values_list("session_id", flat=True).first()
+def _shared_link(token: str) -> tuple[int, object] | None:
+    """(link id, session id) of the live link with this token."""
+    return ShareLink.objects.filter(token=token, revoked_at=None).values_list("id", "session_id").first()
 
 
 @database_sync_to_async

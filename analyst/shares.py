@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from django.db import transaction
 from django.http import Http404
 from django.utils import timezone
 
+from analyst import broadcast as broadcaster
 from analyst.models import AnalysisSession, ShareLink
 
 
@@ -12,8 +14,18 @@ def do_create(*, session: AnalysisSession, allow_downloads: bool) -> ShareLink:
     return ShareLink.objects.create(session=session, allow_downloads=allow_downloads)
 
 
+def group_name(link_id: object) -> str:
+    """The Channels group of a link's open WebSockets."""
+    return f"share.{link_id}"
+
+
 def do_revoke(*, session: AnalysisSession, link_id: object) -> None:
-    ShareLink.objects.filter(session=session, id=link_id, revoked_at=None).update(revoked_at=timezone.now())
+    """End the link: new requests get a 404, and its open WebSockets are closed."""
+    revoked = ShareLink.objects.filter(session=session, id=link_id, revoked_at=None).update(
+        revoked_at=timezone.now()
+    )
+    if revoked:
+        transaction.on_commit(lambda: broadcaster.group_send(group_name(link_id), {"type": "share.revoked"}))
 
 
 def active(session: AnalysisSession) -> list[ShareLink]:

@@ -8,9 +8,8 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from django.db import connections
 from django.test import Client
-from django.utils import timezone
 
-from analyst import events
+from analyst import events, shares
 from analyst.models import AnalysisSession, ShareLink
 from config.asgi import application
 
@@ -105,9 +104,11 @@ async def test_a_share_link_streams_to_anyone_until_revoked(owner_and_session):
     assert (await communicator.receive_json_from(timeout=5))["seq"] == 4
     await communicator.send_json_to({"code": "import os"})  # nothing but a replay request is heard
     assert await communicator.receive_nothing(timeout=0.3)
-    await communicator.disconnect()
 
-    await sync_to_async(ShareLink.objects.filter(id=link.id).update)(revoked_at=timezone.now())
+    await sync_to_async(shares.do_revoke)(session=session, link_id=link.id)
+    closed = await communicator.receive_output(timeout=5)  # the open stream ends at once
+    assert closed == {"type": "websocket.close", "code": 4404}
+    await communicator.disconnect()
     for token in (link.token, "not-a-token"):
         communicator, connected, code = await shared(token)
         assert not connected and code == 4404
