@@ -25,26 +25,31 @@ def session_events(request: HttpRequest, session_id: str) -> HttpResponse:
     return events_response(request, sessions.get_owned(request.user, session_id).id)
 
 
-def events_response(request: HttpRequest, session_id: object) -> HttpResponse:
-    """The session's events after ?after=, as JSON or (Accept: text/event-stream) live."""
+def events_response(
+    request: HttpRequest, session_id: object, *, link_group: str | None = None
+) -> HttpResponse:
+    """The session's events after ?after=, as JSON or (Accept: text/event-stream) live; a share
+    link's stream (``link_group``) ends when the link is revoked."""
     try:
         after = int(request.GET.get("after", "0"))
     except ValueError:
         raise ApiError(400, "invalid_request", "after must be a whole number") from None
     if "text/event-stream" in request.headers.get("Accept", ""):
-        response = StreamingHttpResponse(live(session_id, after), content_type="text/event-stream")
+        stream = live(session_id, after, link_group=link_group)
+        response = StreamingHttpResponse(stream, content_type="text/event-stream")
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"
         return response
     return JsonResponse({"events": events.after(session_id, after)})
 
 
-async def live(session_id: object, after: int) -> AsyncIterator[bytes]:
+async def live(session_id: object, after: int, *, link_group: str | None = None) -> AsyncIterator[bytes]:
     """Stored events after ``after``, then new ones as they are broadcast; never a gap or a repeat."""
     layer = get_channel_layer()
     channel = await layer.new_channel()
-    group = events.group_name(session_id)
-    await layer.group_add(group, channel)  # before the replay, so nothing falls between
+    groups = [events.group_name(session_id), *([link_group] if link_group else [])]
+    for group in groups:  # before the replay, so nothing falls between
+        await layer.group_add(group, channel)
     last, replay = after, True
     try:
         while True:
@@ -59,6 +64,8 @@ async def live(session_id: object, after: int) -> AsyncIterator[bytes]:
             except TimeoutError:
                 yield b": keep-alive\n\n"
                 continue
+            if message["type"] == "share.revoked":
+                return
             event = message["event"]
             if event["seq"] == last + 1:
                 last = event["seq"]
@@ -66,7 +73,8 @@ async def live(session_id: object, after: int) -> AsyncIterator[bytes]:
             elif event["seq"] > last + 1:  # missed one: the stored log fills the gap
                 replay = True
     finally:
-        await layer.group_discard(group, channel)
+        for group in groups:
+            await layer.group_discard(group, channel)
 
 
 def sse(event: dict[str, Any]) -> bytes:

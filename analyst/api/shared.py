@@ -34,7 +34,7 @@ def shared_view(view: View) -> View:
 
 @shared_view
 def shared_events(request: HttpRequest, link: ShareLink) -> HttpResponse:
-    return events_response(request, link.session_id)
+    return events_response(request, link.session_id, link_group=shares.group_name(link.id))
 
 
 @shared_view

@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
-from analyst import events
-from analyst.models import AnalysisSession, ApiToken, Event
+from analyst import events, shares
+from analyst.models import AnalysisSession, ApiToken, Event, ShareLink
 
 
 def frames(response: httpx.Response) -> Iterator[dict[str, str]]:
@@ -97,3 +97,16 @@ def test_a_stranger_cannot_open_the_stream(transactional_db, asgi_server, sessio
     )
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "not_found"
+
+
+def test_a_share_links_stream_ends_when_the_link_is_revoked(transactional_db, asgi_server, session):
+    events.append(session.id, "stdout", {"text": "1"})
+    link = ShareLink.objects.create(session=session)
+    with httpx.Client(base_url=asgi_server, timeout=10) as anyone:
+        url = f"/api/shared/{link.token}/events"
+        with anyone.stream("GET", url, headers={"Accept": "text/event-stream"}) as response:
+            stream = frames(response)
+            assert [e["seq"] for e in take(stream, 1)] == [1]
+            shares.do_revoke(session=session, link_id=link.id)
+            assert list(stream) == []  # the server ended the stream
+        assert anyone.get(url).status_code == 404
