@@ -22,6 +22,7 @@ TYPES = frozenset(
         "stderr",
         "result",
         "error",
+        "cell_done",
         "notice",
         "kernel_restored",
         "forked",

@@ -165,6 +165,7 @@ class TurnRunner:
             self.emit(
                 "error", {"name": error.name, "value": error.value, "traceback": error.traceback, **tag}
             )
+        self.emit("cell_done", {"failed": execution.error is not None, **tag})
         self.check_cancelled()
         return execution
 

@@ -6,6 +6,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from analyst import forks, sessions, turns
+from analyst.agent.providers.router import missing_key
 from analyst.api.auth import ApiError, api_view, json_body
 from analyst.models import AnalysisSession, Turn
 
@@ -42,7 +43,10 @@ def session_detail(request: HttpRequest, session_id: str) -> JsonResponse:
             raise ApiError(400, "invalid_model", str(exc)) from None
         except ValueError as exc:
             raise ApiError(400, "invalid_request", str(exc)) from None
-    return JsonResponse(sessions.as_dict(session))
+    # Whether its model can answer here: the page warns when the provider has no key.
+    return JsonResponse(
+        {**sessions.as_dict(session), "model_key_missing": missing_key(session.model) is not None}
+    )
 
 
 @api_view

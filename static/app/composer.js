@@ -62,17 +62,9 @@ export class Composer {
       ),
     );
     this.element = el("div", { class: "composer-area" });
-    if (keyMissing) {
-      this.element.append(
-        el("p", {
-          class: "model-key-warning",
-          testid: "model-key-warning",
-          attrs: { role: "alert" },
-          text: `No API key is configured for ${model}: set it in .env and restart. Code cells still work.`,
-        }),
-      );
-    }
-    this.element.append(this.form, this.errorBox);
+    this.keyWarning = el("p", { class: "model-key-warning", testid: "model-key-warning", attrs: { role: "alert" } });
+    this.showKeyWarning(model, keyMissing);
+    this.element.append(this.keyWarning, this.form, this.errorBox);
 
     this.form.addEventListener("submit", (e) => {
       e.preventDefault();
@@ -87,6 +79,13 @@ export class Composer {
 
     this.setMode(keyMissing ? "code" : "chat");
     this.showRunning();
+  }
+
+  showKeyWarning(model, missing) {
+    this.keyWarning.hidden = !missing;
+    this.keyWarning.textContent = missing
+      ? `No API key is configured for ${model}: set it in .env and restart. Code cells still work.`
+      : "";
   }
 
   setMode(mode) {
@@ -157,6 +156,7 @@ export class Composer {
     try {
       const session = await this.api.patch(this.apiBase, { model: chosen });
       this.picker.dataset.saved = session.model ?? chosen;
+      this.showKeyWarning(this.picker.dataset.saved, Boolean(session.model_key_missing));
       this.showError("");
     } catch (error) {
       this.showError(error.message);

@@ -10,7 +10,13 @@ const CONNECTION = {
   unavailable: "This session is no longer available.",
 };
 
-const PHASES = { queued: "Starting…", thinking: "Thinking…", writing: "Writing…", cell: "Running cell…" };
+const PHASES = {
+  queued: "Starting…",
+  thinking: "Thinking…",
+  writing: "Writing…",
+  cell: "Running cell…",
+  saving: "Saving the kernel…",
+};
 
 export class StatusBar {
   constructor(turns) {

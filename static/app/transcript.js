@@ -4,10 +4,11 @@ import { tableShape } from "./format.js";
 import { appendStream, renderCellError, renderProblem, renderResult } from "./render.js";
 import { highlighted, markdownFragment } from "./sanitize.js";
 
-// There is no "cell finished" event: a cell has finished when one of these follows it.
+// A cell has finished when one of these follows it (cell_done says so; the others are for a
+// turn that ended without it: stopped, failed, its worker lost).
 // prettier-ignore
 const ENDS_CELL = new Set([
-  "user_message", "cell", "tool_call", "assistant_delta", "assistant_message",
+  "cell_done", "user_message", "cell", "tool_call", "assistant_delta", "assistant_message",
   "turn_done", "turn_cancelled", "turn_failed",
 ]);
 

@@ -2,12 +2,14 @@
 // asked for counts as running from its 202 on, even before its first event arrives.
 
 // phase: "queued" (asked, not started), "thinking" (waiting for the model), "writing" (the
-// model's text streams in), "cell" (code runs); null when no turn runs.
+// model's text streams in), "cell" (code runs), "saving" (a user's cell ran; the kernel is
+// being snapshotted); null when no turn runs.
 export class Turns extends EventTarget {
   open = new Set(); // ids of turns asked for or started, not yet ended
   ended = new Set();
   phase = null;
   since = 0; // when the phase began, ms since the epoch
+  kind = null; // the running turn's: "chat" or "cell"
 
   get running() {
     return this.open.size > 0;
@@ -25,7 +27,10 @@ export class Turns extends EventTarget {
         return this.enter("cell", at);
       case "turn_started":
         this.open.add(turn);
-        return payload?.kind === "chat" ? this.enter("thinking", at) : this.changed();
+        this.kind = payload?.kind ?? null;
+        return this.kind === "chat" ? this.enter("thinking", at) : this.changed();
+      case "cell_done":
+        return this.enter(this.kind === "chat" ? "thinking" : "saving", at);
       case "assistant_delta":
         return this.phase === "writing" ? undefined : this.enter("writing", at);
       case "assistant_message":

@@ -11,6 +11,15 @@ from analyst.models import AnalysisSession, DataFile
 JSON = "application/json"
 
 
+def test_changing_the_model_says_whether_it_has_a_key(api, session, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    change = json.dumps({"model": "openai/gpt-test"})
+    assert api.patch(f"/api/sessions/{session.id}", change, JSON).json()["model_key_missing"] is True
+    change = json.dumps({"model": "anthropic/claude-test"})
+    assert api.patch(f"/api/sessions/{session.id}", change, JSON).json()["model_key_missing"] is False
+
+
 def test_rename_and_change_the_model(api, session):
     response = api.patch(
         f"/api/sessions/{session.id}", json.dumps({"title": " Churn ", "model": "openai/gpt-test"}), JSON

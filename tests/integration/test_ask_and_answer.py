@@ -21,9 +21,10 @@ def test_tool_call_stdout_chart_and_answer_in_order(stack, api, session):
     assert [e["seq"] for e in log] == list(range(1, len(log) + 1)), "seqs are consecutive from 1"
     assert types[0:2] == ["user_message", "turn_started"]
     assert types[-1] == "turn_done"
-    ordered = [t for t in types if t in ("tool_call", "stdout", "result", "assistant_message")]
-    assert ordered == ["assistant_message", "tool_call", "stdout", "result", "assistant_message"]
+    ordered = [t for t in types if t in ("tool_call", "stdout", "result", "cell_done", "assistant_message")]
+    assert ordered == ["assistant_message", "tool_call", "stdout", "result", "cell_done", "assistant_message"]
     by_type = {e["type"]: e for e in log}
+    assert by_type["cell_done"]["payload"] == {"failed": False, "tool_call_id": "toolu_01"}
     assert by_type["tool_call"]["payload"]["code"] == CHART_CODE
     assert by_type["stdout"]["payload"]["text"] == "rows: 3\n"
     answer = "".join(e["payload"]["text"] for e in log if e["type"] == "assistant_delta")
