@@ -8,6 +8,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.http import Http404
 
+from analyst import kernel_snapshots
 from analyst.models import AnalysisSession
 from sandboxes import Sandbox, SandboxError
 
@@ -64,8 +65,6 @@ def do_update(session: AnalysisSession, *, title: object = None, model: object =
 
 def do_delete(session: AnalysisSession) -> None:
     """Delete the session with everything it made: its sandbox, snapshots and stored files."""
-    from analyst import kernel_snapshots
-
     if session.sandbox_id:
         with contextlib.suppress(SandboxError):
             sandbox = Sandbox.connect(session.sandbox_id)

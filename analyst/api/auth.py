@@ -64,17 +64,22 @@ def api_view(view: View) -> View:
         refused = authenticate(request)
         if refused is not None:
             return refused
-        try:
-            response = view(request, *args, **kwargs)
-        except ApiError as exc:
-            return error_response(exc.status, exc.code, exc.message)
-        except Http404 as exc:
-            return error_response(404, "not_found", str(exc) or "not found")
-        if isinstance(response, HttpResponseNotAllowed):
-            return error_response(405, "method_not_allowed", f"{request.method} is not allowed here")
-        return response
+        return answered_as_json(view, request, *args, **kwargs)
 
     return wrapper
+
+
+def answered_as_json(view: View, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    """Run ``view``; ApiError, a 404 and a refused method become JSON error bodies."""
+    try:
+        response = view(request, *args, **kwargs)
+    except ApiError as exc:
+        return error_response(exc.status, exc.code, exc.message)
+    except Http404 as exc:
+        return error_response(404, "not_found", str(exc) or "not found")
+    if isinstance(response, HttpResponseNotAllowed):
+        return error_response(405, "method_not_allowed", f"{request.method} is not allowed here")
+    return response
 
 
 def json_body(request: HttpRequest) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
 from analyst import shares
-from analyst.api.auth import ApiError, View, error_response
+from analyst.api.auth import View, answered_as_json
 from analyst.api.events import artifact_response, events_response
 from analyst.api.files import download_response, listing
 from analyst.models import Artifact, ShareLink
@@ -20,14 +20,12 @@ def shared_view(view: View) -> View:
     """Resolve the token to its live link (a 404 otherwise) and answer errors as JSON."""
 
     @require_GET
+    def resolved(request: HttpRequest, token: str, *args: Any, **kwargs: Any) -> HttpResponse:
+        return view(request, shares.get_shared(token), *args, **kwargs)
+
     @functools.wraps(view)
-    def wrapper(request: HttpRequest, token: str, *args: Any, **kwargs: Any) -> HttpResponse:
-        try:
-            return view(request, shares.get_shared(token), *args, **kwargs)
-        except ApiError as exc:
-            return error_response(exc.status, exc.code, exc.message)
-        except Http404 as exc:
-            return error_response(404, "not_found", str(exc) or "not found")
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return answered_as_json(resolved, request, *args, **kwargs)
 
     return wrapper
 
