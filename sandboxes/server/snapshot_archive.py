@@ -129,21 +129,28 @@ class ArchiveReader:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def read_chunks(self, name: str) -> Iterator[bytes]:
-        """The member's bytes; SnapshotCorrupt (after the last chunk) if they are not as saved."""
+    def read_chunks(self, name: str) -> Iterator[memoryview]:
+        """The member's bytes, read straight from the file into one reused buffer (each chunk is
+        valid until the next is asked for); SnapshotCorrupt (after the last chunk) if they are
+        not as saved."""
         member = self.members.get(name)
         expected = self.checksums.get(name)
-        if member is None or expected is None:
+        if member is None or expected is None or not member.isreg():
             raise SnapshotCorrupt(f"the snapshot has no {name}")
-        try:
-            stream = self.tar.extractfile(member)
-            assert stream is not None
-            crc = 0
-            while chunk := stream.read(CHUNK):
-                crc = zlib.crc32(chunk, crc)
-                yield chunk
-        except (tarfile.TarError, OSError, AssertionError, EOFError) as exc:
-            raise SnapshotCorrupt(f"the snapshot's {name} cannot be read ({describe(exc)})") from None
+        buffer = memoryview(bytearray(min(CHUNK, member.size)))
+        offset, left, crc = member.offset_data, member.size, 0
+        fd = self.tar.fileobj.fileno()  # type: ignore[union-attr]
+        while left:
+            try:
+                count = os.preadv(fd, [buffer[: min(left, len(buffer))]], offset)
+            except OSError as exc:
+                raise SnapshotCorrupt(f"the snapshot's {name} cannot be read ({describe(exc)})") from None
+            if not count:
+                raise SnapshotCorrupt(f"the snapshot's {name} is truncated")
+            chunk = buffer[:count]
+            crc = zlib.crc32(chunk, crc)
+            yield chunk
+            offset, left = offset + count, left - count
         if crc != expected:
             raise SnapshotCorrupt(f"the snapshot's {name} is damaged (checksum mismatch)")
 
