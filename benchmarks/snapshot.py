@@ -193,7 +193,8 @@ def watching(workdirs: list[Path], *, csv_bytes: int, state_bytes: int) -> Itera
     """While the ``with`` block runs, poll ``workdirs`` (as sandboxd sees them) for the files a
     snapshot or a restore writes there, noting when each event is first seen (perf_counter):
     ``csv`` (the CSV's file made), ``csv_full`` (it holds ``csv_bytes``), ``state`` (the
-    namespace file made), ``state_full`` (it holds ``state_bytes``), ``state_gone`` (removed)."""
+    namespace file, or a restore's pipe, made), ``state_full`` (the file holds ``state_bytes``),
+    ``state_gone`` (removed)."""
     events: dict[str, float] = {}
     stop = threading.Event()
 
@@ -296,9 +297,12 @@ RESTORE_STAGES = [
         "first_file",
     ),
     ("Workdir files written out (the CSV), checksum checked", "csv", "csv_full"),
-    ("Namespace file written out, checksum checked", "state", "state_full"),
-    ("Kernel: namespace loaded (`kernel_state.load`: imports, then unpickling)", "state_full", "state_gone"),
-    ("Namespace file removed → `Sandbox.restore()` returned", "state_gone", "returned"),
+    (
+        "Namespace streamed through a pipe, checksummed, as the kernel loads it (imports, unpickling)",
+        "state",
+        "state_gone",
+    ),
+    ("Pipe removed → `Sandbox.restore()` returned", "state_gone", "returned"),
     ("`Sandbox.restore()` returned", "request", "returned"),
 ]
 SNAPSHOT_STAGES = [

@@ -4,7 +4,9 @@ Each launch writes an OCI bundle: config.json and a read-only root holding only 
 merged-usr symlinks and /etc/passwd, /etc/group, /etc/hosts; runsc keeps the container's state in
 it too, so launches never share anything. Bind mounts are not overlaid (``--overlay2=none``) and
 the Sentry may bind host unix sockets (``--host-uds=all``): the kernel's ZMQ ipc sockets under
-SANDBOX_RUNTIME are real sockets in ``runtime_dir``, where the host-side client connects.
+SANDBOX_RUNTIME are real sockets in ``runtime_dir``, where the host-side client connects. It may
+open host named pipes (``--host-fifo=open``): a snapshot's namespace reaches a restored kernel
+through one in its workdir.
 
 runsc drops its own privileges (the Sentry runs as nobody in fresh namespaces). The Sentry checks
 guest permissions against host ownership, so the guest runs as ``host_uid``, the unprivileged
@@ -45,7 +47,13 @@ from sandboxes.drivers.base import (
 from sandboxes.drivers.limits import CGROUP_ROOT, GROUP_PREFIX
 
 # ptrace, because the kvm platform of runsc 2022 hangs at boot under nested virtualisation.
-RUNSC_FLAGS = ("--network=none", "--host-uds=all", "--overlay2=none", "--platform=ptrace")
+RUNSC_FLAGS = (
+    "--network=none",
+    "--host-uds=all",
+    "--host-fifo=open",
+    "--overlay2=none",
+    "--platform=ptrace",
+)
 INSTALL_HINT = "apt-get install runsc, or see https://gvisor.dev/docs/user_guide/install/"
 CAPABILITY_SETS = ("bounding", "effective", "inheritable", "permitted", "ambient")
 PR_SET_PDEATHSIG = 1

@@ -16,6 +16,7 @@ CHUNK = 256 << 10
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+FIFO_WRITE_FLAGS = os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def split(path: str) -> list[str]:
@@ -191,6 +192,35 @@ def create_file(workdir: Path, path: str, *, owner: tuple[int, int] | None = Non
             raise _path_error(exc, path) from None
     if owner:
         os.fchown(fd, *owner)
+    return fd
+
+
+def make_fifo(workdir: Path, path: str, *, owner: tuple[int, int] | None = None) -> None:
+    """A named pipe at ``path`` (its folders made), readable by ``owner`` where given."""
+    *folders, name = split(path)
+    with open_dir(workdir, folders, create=True, owner=owner) as dir_fd:
+        try:
+            os.mkfifo(name, 0o600, dir_fd=dir_fd)
+            if owner:
+                os.chown(name, *owner, dir_fd=dir_fd, follow_symlinks=False)
+        except OSError as exc:
+            raise _path_error(exc, path) from None
+
+
+def open_fifo_for_writing(workdir: Path, path: str) -> int | None:
+    """A non-blocking descriptor of the named pipe at ``path`` once a reader has it open; None
+    while none has. InvalidPath if ``path`` is not a named pipe (nothing is written to it then)."""
+    *folders, name = split(path)
+    with open_dir(workdir, folders) as dir_fd:
+        try:
+            fd = os.open(name, FIFO_WRITE_FLAGS, dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:
+                return None
+            raise _path_error(exc, path) from None
+    if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise InvalidPath(f"{path!r} is not a named pipe")
     return fd
 
 

@@ -2,8 +2,8 @@
 
 Each kernel pickles its own namespace (kernel_state.py, sent as a silent cell) into a hidden
 folder of its workdir; we only move those bytes. A restore starts a sandbox, puts the files
-back, and has each new kernel unpickle its namespace itself. Nothing from a sandbox is ever
-unpickled by this process.
+back, and has each new kernel unpickle its namespace itself, fed through a named pipe
+(namespace_feed.py). Nothing from a sandbox is ever unpickled by this process.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import os
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
@@ -26,7 +27,7 @@ from sandboxes.errors import (
     TemplateNotFound,
 )
 from sandboxes.kernels.kernel import KernelDied
-from sandboxes.server import files, kernel_state
+from sandboxes.server import files, kernel_state, namespace_feed
 from sandboxes.server.contexts import CodeContext, History
 from sandboxes.server.registry import Registry
 from sandboxes.server.sandbox import ServerSandbox
@@ -254,15 +255,22 @@ class Snapshots:
                 for cell in history.cells:
                     await context.run_silent(cell, self.registry.config.default_cell_timeout)
             owner = self.registry.config.owner
-            fd = await asyncio.to_thread(files.create_file, sandbox.workdir, state, owner=owner)
-            await asyncio.to_thread(reader.copy_to, f"contexts/{saved['id']}.pkl", fd)
+            await asyncio.to_thread(files.make_fifo, sandbox.workdir, state, owner=owner)
+            stop = threading.Event()
+            chunks = reader.read_chunks(f"contexts/{saved['id']}.pkl")
+            feeding = asyncio.create_task(
+                asyncio.to_thread(namespace_feed.feed, chunks, sandbox.workdir, state, stop)
+            )
             try:
                 load = _cell(f"load({'/home/user/' + state!r})")
                 report = _report(await context.run_silent(load, STATE_TIMEOUT))
             except KernelDied as exc:
                 raise SnapshotFailed(f"context {saved['id']}: {exc}") from None
             finally:
+                stop.set()
+                await asyncio.wait([feeding])
                 await asyncio.to_thread(files.remove, sandbox.workdir, state)
+            feeding.result()  # a damaged namespace says so, whatever the kernel made of it
         if "error" in report:
             message = report.get("message")
             raise SnapshotFailed(f"context {saved['id']}'s state could not be loaded: {message}")

@@ -92,3 +92,18 @@ def test_timeout_interrupts(gvisor_sandbox):
     execution = gvisor_sandbox.run_code("while True: pass", timeout=2)
     assert execution.error.name == "TimeoutError"
     assert gvisor_sandbox.run_code("kept").text == "1"
+
+
+def test_a_snapshot_restores_on_gvisor(gvisor_sandboxd, gvisor_sandbox):
+    """The namespace reaches the restored kernel through a host named pipe (--host-fifo=open)."""
+    gvisor_sandbox.files.write("data/kept.txt", "kept")
+    gvisor_sandbox.run_code("import numpy as np\nx = 41\nvalues = np.arange(300_000)")
+    snapshot = gvisor_sandbox.snapshot()
+    restored = Sandbox.restore(snapshot.snapshot_id, url=gvisor_sandboxd.url, token=gvisor_sandboxd.token)
+    try:
+        assert restored.run_code("x + 1, int(values.sum())").text == "(42, 44999850000)"
+        assert restored.files.read("data/kept.txt") == "kept"
+    finally:
+        restored.kill()
+        restored.close()
+        Sandbox.delete_snapshot(snapshot.snapshot_id, url=gvisor_sandboxd.url, token=gvisor_sandboxd.token)

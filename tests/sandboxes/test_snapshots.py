@@ -138,6 +138,43 @@ def test_replay_rebuilds_what_could_not_be_saved(sandbox, sandboxd, restored):
     assert replayed.run_code("next(counter)").text == "1"
 
 
+# Harmless where it first runs; in a replay (the file "armed" came back with the snapshot) a
+# thread takes the namespace's pipe and never reads it, and the load cell fails once it has.
+HOSTILE_REPLAY = """
+import os, sys, threading, time
+if os.path.exists("armed"):
+    held = []
+    def hold():
+        while not held:
+            names = os.listdir(".sandbox-state") if os.path.isdir(".sandbox-state") else []
+            held.extend(open(os.path.join(".sandbox-state", n), "rb") for n in names)
+            time.sleep(0.001)
+    class NoDill:
+        def __getattr__(self, name):
+            while not held:
+                time.sleep(0.001)
+            time.sleep(0.3)
+            raise RuntimeError("no dill here")
+    threading.Thread(target=hold, daemon=True).start()
+    sys.modules["dill"] = NoDill()
+open("armed", "w").close()
+"""
+
+
+def test_a_kernel_that_holds_the_namespace_pipe_cannot_hang_a_restore(
+    make_sandbox, sandboxd, service_still_serves
+):
+    sandbox = make_sandbox(metadata={"test": "hostile-replay"})
+    run(sandbox, "import numpy as np\nbig = np.arange(2_000_000)\ncounter = (i for i in range(3))")
+    run(sandbox, HOSTILE_REPLAY)
+    snapshot = sandbox.snapshot()
+    with pytest.raises(SnapshotFailed, match="no dill here"):
+        Sandbox.restore(snapshot.snapshot_id, url=sandboxd.url, token=sandboxd.token, replay=True)
+    listed = Sandbox.list({"test": "hostile-replay"}, url=sandboxd.url, token=sandboxd.token)
+    assert [s.sandbox_id for s in listed] == [sandbox.sandbox_id]
+    service_still_serves()
+
+
 def test_a_fork_is_independent(sandbox, restored):
     run(sandbox, "x = 41\nopen('notes.txt', 'w').write('original')")
     fork = sandbox.fork()
