@@ -37,6 +37,12 @@ class Template:
     def startup_file(self) -> Path:
         return self.root / "startup.py"
 
+    @property
+    def warm_up_code(self) -> str:
+        """What pooled kernels run while they wait to be taken (the template's warm.py), or ""."""
+        warm = self.source / "warm.py"
+        return warm.read_text() if warm.exists() else ""
+
     def inside(self, path: Path) -> Path:
         """Where a kernel sees ``path``, a path under the built template."""
         return MOUNT_POINT / path.relative_to(self.root)

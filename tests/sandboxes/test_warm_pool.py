@@ -1,4 +1,5 @@
-"""Sandbox.create() takes a kernel that was started, with pandas imported, before it was asked for."""
+"""Sandbox.create() takes a kernel that was started, with pandas (and, warming up in the pool,
+scikit-learn) imported, before it was asked for."""
 
 import time
 
@@ -24,10 +25,13 @@ def test_first_kernel_comes_from_the_pool(make_sandbox):
         assert time.monotonic() < deadline, "no sandbox ever came from the warm pool"
         time.sleep(2)  # the pool refills in the background
     modules = sandbox.run_code(
-        "import sys; sorted(m for m in ('pandas', 'numpy', 'matplotlib') if m in sys.modules)"
+        "import sys; sorted(m for m in ('pandas', 'numpy', 'matplotlib', 'sklearn.linear_model')"
+        " if m in sys.modules)"
     )
-    assert modules.text == "['matplotlib', 'numpy', 'pandas']"
+    assert modules.text == "['matplotlib', 'numpy', 'pandas', 'sklearn.linear_model']"  # warm.py's
     assert sandbox.run_code("pd.__name__, np.__name__").text == "('pandas', 'numpy')"
+    names = sandbox.run_code("sorted(n for n in dir() if not n.startswith('_'))").text
+    assert "sklearn" not in names and "importlib" not in names and "name" not in names, names
 
 
 def test_pooled_kernels_are_not_shared(make_sandbox):
