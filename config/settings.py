@@ -83,7 +83,9 @@ REDIS_URL = envstr("REDIS_URL", "redis://127.0.0.1:6379/0")
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL], "capacity": 2000},
+        # channels_redis waits for messages in blocking pops of 5 s; redis-py (6 and later) gives
+        # up on any read after 5 s by default, which failed idle waits and ended their consumers.
+        "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 15}], "capacity": 2000},
     }
 }
 CELERY_BROKER_URL = REDIS_URL

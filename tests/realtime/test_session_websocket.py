@@ -61,6 +61,19 @@ async def test_replay_after_the_last_seq_then_live(owner_and_session):
     await communicator.disconnect()
 
 
+async def test_a_socket_idle_for_longer_than_the_layers_blocking_pop_still_gets_events(owner_and_session):
+    """channels_redis waits on Redis in blocking pops of 5 s; a Redis client whose read timeout is
+    no longer than that (redis-py's default since 6 is 5 s) fails the wait and ends the consumer."""
+    owner, session = owner_and_session
+    communicator, connected, _ = await connect(session.id, owner, after=3)
+    assert connected
+    assert await communicator.receive_nothing(timeout=12, interval=0.5)
+    await sync_to_async(events.append)(session.id, "stdout", {"text": "after a while\n"})
+    live = await communicator.receive_json_from(timeout=5)
+    assert (live["seq"], live["payload"]) == (4, {"text": "after a while\n"})
+    await communicator.disconnect()
+
+
 async def test_asking_again_replays_without_duplicates(owner_and_session):
     owner, session = owner_and_session
     communicator, connected, _ = await connect(session.id, owner, after=3)
