@@ -41,6 +41,9 @@ def run(name: str, budget: int, report: Callable[[Path, str], str]) -> int:
     except KeyboardInterrupt:
         print("interrupted; every process the benchmark started has been stopped", file=sys.stderr)
         return 130
+    except BaseException:
+        _keep_logs(folder, name)
+        raise
     finally:
         signal.alarm(0)
         shutil.rmtree(folder, ignore_errors=True)
@@ -50,3 +53,13 @@ def run(name: str, budget: int, report: Callable[[Path, str], str]) -> int:
     results.write_text(text)
     step(f"done in {time.monotonic() - started:.0f} s; written to {results.relative_to(ROOT)}")
     return 0
+
+
+def _keep_logs(folder: Path, name: str) -> None:
+    """The failed run's service logs, kept out of the scratch folder that is about to go."""
+    logs = sorted(folder.rglob("*.log"))
+    if logs:
+        kept = Path(tempfile.mkdtemp(prefix=f"bench-{name}-failed-"))
+        for log in logs:
+            shutil.copy(log, kept / log.name)
+        step(f"the services' logs are kept in {kept}")

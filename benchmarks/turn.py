@@ -199,7 +199,10 @@ def follow(inbox: queue.Queue[Arrival], turn_id: int, deadline: float) -> dict[s
         if ABANDON.is_set():
             raise RuntimeError("abandoned")
         if time.perf_counter() > deadline:
-            raise TimeoutError(f"turn {turn_id}: no turn_done within {TURN_TIMEOUT:.0f}s")
+            raise TimeoutError(
+                f"turn {turn_id}: no turn_done within {TURN_TIMEOUT:.0f}s; broadcast:"
+                f" {sorted(arrivals)}, stored: {stored_types(turn_id)}"
+            )
         try:
             arrival = inbox.get(timeout=0.2)
         except queue.Empty:
@@ -213,6 +216,14 @@ def follow(inbox: queue.Queue[Arrival], turn_id: int, deadline: float) -> dict[s
             raise RuntimeError(f"turn {turn_id}: {CELL} gave {event['payload']}")
         arrivals.setdefault(event["type"], arrival.at)
     return arrivals
+
+
+def stored_types(turn_id: int) -> list[str]:
+    """The types of the turn's events in the database, in order, and its status."""
+    from analyst.models import Event, Turn
+
+    types = list(Event.objects.filter(turn_id=turn_id).order_by("seq").values_list("type", flat=True))
+    return [*types, f"(turn {Turn.objects.get(id=turn_id).status})"]
 
 
 def ask(seat: Seat, user: Any) -> Timeline:
