@@ -610,11 +610,17 @@ def stages(figures: Figures) -> str:
     alone = [
         "| In a fresh pooled kernel, timed inside it | p50 | max |",
         "|---|---|---|",
-        stage_row(
-            f"Importing the {len(kernel.modules)} modules unpickling the namespace imports"
-            f" ({', '.join(packages)})",
-            kernel.import_ms,
-        ),
+    ]
+    if kernel.modules:
+        imported = f"{len(kernel.modules)} modules ({', '.join(packages)})"
+        alone.append(
+            stage_row(f"Importing what unpickling the namespace imports: {imported}", kernel.import_ms)
+        )
+    else:
+        alone.append(
+            "| Importing what unpickling the namespace needs | none left: the pool's warm-up did | |"
+        )
+    alone += [
         stage_row(
             "Unpickling the namespace (`kernel_state.load`), those modules imported", kernel.unpickle_ms
         ),
