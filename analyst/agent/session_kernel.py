@@ -1,5 +1,6 @@
 """The session's kernel: a sandbox made on first use, reused after, and replaced when it is gone
-(from the session's latest snapshot when there is one, so its variables come back)."""
+(from the session's latest snapshot when there is one, so its variables come back), by one
+process at a time."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from django.utils import timezone
 
 from analyst import kernel_snapshots
 from analyst.agent import connections
+from analyst.agent.replacement_lock import replacing_sandbox
 from analyst.models import AnalysisSession, KernelSnapshot, Turn
 from sandboxes import Execution, Sandbox, SandboxError, SandboxExpired, SandboxNotFound, SnapshotTooLarge
 
@@ -44,6 +46,20 @@ class SessionKernel:
         return self._replace("")
 
     def _replace(self, why: str) -> Sandbox:
+        gone = self.session.sandbox_id
+        with replacing_sandbox(self.session.id):
+            sessions = AnalysisSession.objects.filter(id=self.session.id)
+            replaced = sessions.values_list("sandbox_id", flat=True).first()
+            if replaced and replaced != gone:  # another process replaced it while we waited
+                try:
+                    self._sandbox = connections.sandbox(replaced)
+                    self.session.sandbox_id = replaced
+                    return self._sandbox
+                except GONE:
+                    pass
+            return self._restore_or_create(why)
+
+    def _restore_or_create(self, why: str) -> Sandbox:
         snapshot = kernel_snapshots.latest(self.session)
         if snapshot is not None:
             try:

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
+
+from django.db import connections
 
 from analyst import events
+from analyst.agent.session_kernel import SessionKernel
 from analyst.models import AnalysisSession, KernelSnapshot
 from sandboxes import Sandbox, SnapshotNotFound
 from tests.integration.conftest import wait_for
@@ -43,6 +48,38 @@ def test_an_expired_kernel_comes_back_with_its_variables(stack, api, session, sa
     assert len(restored) == 1 and restored[0]["payload"]["unsaved"] == []
     assert "restored" in restored[0]["payload"]["text"]
     assert not [e for e in log if e["type"] == "notice"]
+
+
+def test_two_processes_finding_the_kernel_gone_restore_it_once(stack, api, session, sandboxd):
+    """A turn and an upload's placement can find the sandbox gone together; each used to restore
+    its own, and the session kept whichever saved last (the other's work was lost with it)."""
+    run_cell(api, session, "x = 41")
+    session.refresh_from_db()
+    service = {"url": sandboxd.url, "token": sandboxd.token}
+    gone = Sandbox.connect(session.sandbox_id, **service)
+    gone.kill()
+    gone.close()
+
+    together = threading.Barrier(2)
+
+    def replace_in_a_thread_of_its_own(_: int) -> tuple[str, str]:
+        try:
+            own = AnalysisSession.objects.get(id=session.id)
+            kernel = SessionKernel(own, emit=lambda type, payload: events.append(own.id, type, payload))
+            together.wait(timeout=30)
+            sandbox = kernel.sandbox()
+            return sandbox.sandbox_id, sandbox.run_code("x + 1").text
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        outcomes = list(pool.map(replace_in_a_thread_of_its_own, range(2)))
+    assert outcomes[0] == outcomes[1] and outcomes[0][1] == "42", outcomes
+    session.refresh_from_db()
+    assert session.sandbox_id == outcomes[0][0]
+    assert session.events.filter(type="kernel_restored").count() == 1
+    live = Sandbox.list({"session": str(session.id)}, **service)
+    assert [s.sandbox_id for s in live] == [session.sandbox_id]
 
 
 def test_unsaved_variables_are_named_when_restored(stack, api, session, sandboxd):
