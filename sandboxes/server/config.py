@@ -20,6 +20,7 @@ class ServerConfig:
     driver: str = "auto"
     limits: Limits = field(default_factory=Limits)
     pool_size: int = 2
+    pool_warm_up: bool = True  # pooled kernels run their template's warm.py while they wait
     pool_templates: tuple[str, ...] = ("code-interpreter",)
     default_ttl_seconds: int = 300
     max_ttl_seconds: int = 24 * 3600

@@ -36,8 +36,10 @@ class WarmPool:
         size: int,
         specs: dict[str, KernelSpec],
         new_workdir: Callable[[str], Path],
+        warm_up: bool = True,
     ) -> None:
         self.size = size
+        self.warm_up = warm_up
         self.specs = specs
         self.new_workdir = new_workdir
         self.ready: dict[str, list[Warm]] = {name: [] for name in specs}
@@ -90,7 +92,7 @@ class WarmPool:
             raise
         unit = Warm(sandbox_id, workdir, kernel)
         try:
-            await _warm_up(kernel, spec.template.warm_up_code)
+            await _warm_up(kernel, spec.template.warm_up_code if self.warm_up else "")
         except BaseException:
             await self._discard(unit)
             raise

@@ -33,7 +33,12 @@ class Registry:
         self.specs = specs
         self.sandboxes: dict[str, ServerSandbox] = {}
         self.expired: collections.OrderedDict[str, None] = collections.OrderedDict()
-        self.pool = WarmPool(size=config.pool_size, specs=self._pooled_specs(), new_workdir=self.new_workdir)
+        self.pool = WarmPool(
+            size=config.pool_size,
+            specs=self._pooled_specs(),
+            new_workdir=self.new_workdir,
+            warm_up=config.pool_warm_up,
+        )
         self._reaper: asyncio.Task[None] | None = None
 
     def _pooled_specs(self) -> dict[str, KernelSpec]:

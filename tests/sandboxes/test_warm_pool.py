@@ -1,7 +1,14 @@
 """Sandbox.create() takes a kernel that was started, with pandas (and, warming up in the pool,
 scikit-learn) imported, before it was asked for."""
 
+import shutil
+import tempfile
 import time
+from pathlib import Path
+
+from sandboxes import Sandbox
+from tests.conftest import TEST_SETTINGS
+from tests.sandboxd_process import SandboxdProcess
 
 KERNEL_START = """
 import os
@@ -39,3 +46,26 @@ def test_pooled_kernels_are_not_shared(make_sandbox):
     first.run_code("marker = 'first'")
     for _ in range(3):
         assert make_sandbox().run_code("'marker' in dir()").text == "False"
+
+
+def test_the_warm_up_can_be_turned_off():
+    """SANDBOXD_POOL_WARM_UP=0: pooled kernels hold only what startup.py imports."""
+    base = Path(tempfile.mkdtemp(prefix="sandboxd-no-warm-up-"))
+    base.chmod(0o755)
+    settings = {**TEST_SETTINGS, "SANDBOXD_POOL_SIZE": "1", "SANDBOXD_POOL_WARM_UP": "0"}
+    server = SandboxdProcess(data_dir=base / "data", log_path=base / "sandboxd.log", settings=settings)
+    server.start()
+    try:
+        time.sleep(3)  # the pool's one kernel starts
+        sandbox = Sandbox.create(url=server.url, token=server.token)
+        try:
+            started_at = float(sandbox.run_code("import time" + KERNEL_START).text)
+            assert started_at < time.time() - 1, "the sandbox did not come from the pool"
+            imported = sandbox.run_code("import sys; ['pandas' in sys.modules, 'sklearn' in sys.modules]")
+            assert imported.text == "[True, False]"
+        finally:
+            sandbox.kill()
+            sandbox.close()
+    finally:
+        server.stop()
+        shutil.rmtree(base, ignore_errors=True)

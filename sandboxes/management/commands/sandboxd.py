@@ -28,6 +28,7 @@ def config_from_settings() -> ServerConfig:
         templates_dir=settings.SANDBOXD_TEMPLATES_DIR,
         data_dir=settings.SANDBOXD_DATA_DIR,
         pool_size=settings.SANDBOXD_POOL_SIZE,
+        pool_warm_up=settings.SANDBOXD_POOL_WARM_UP,
         max_sandboxes=settings.SANDBOXD_MAX_SANDBOXES,
         default_ttl_seconds=settings.SANDBOXD_DEFAULT_TTL,
         max_ttl_seconds=settings.SANDBOXD_MAX_TTL,
