@@ -53,15 +53,25 @@ class _AsyncApi:
             await self.http.aclose()
             raise
 
-    async def stream_lines(self, method: str, path: str, **kwargs: Any) -> AsyncIterator[str]:
+    @contextlib.asynccontextmanager
+    async def _stream(self, method: str, path: str, **kwargs: Any) -> AsyncIterator[httpx.Response]:
         with translate_errors():
             async with self.http.stream(method, path, **kwargs) as response:
                 if response.status_code >= 400:
                     await response.aread()
                     raise_for_status(response)
-                async for line in response.aiter_lines():
-                    if line:
-                        yield line
+                yield response
+
+    async def stream_lines(self, method: str, path: str, **kwargs: Any) -> AsyncIterator[str]:
+        async with self._stream(method, path, **kwargs) as response:
+            async for line in response.aiter_lines():
+                if line:
+                    yield line
+
+    async def stream_bytes(self, method: str, path: str, **kwargs: Any) -> AsyncIterator[bytes]:
+        async with self._stream(method, path, **kwargs) as response:
+            async for chunk in response.aiter_bytes():
+                yield chunk
 
 
 class AsyncSandbox:
@@ -288,6 +298,11 @@ class AsyncFiles:
     async def read(self, path: str, format: str = "text") -> str | bytes:
         content = (await self._api.request("GET", self._path, params={"path": path})).content
         return content if format == "bytes" else content.decode()
+
+    def read_chunks(self, path: str) -> AsyncIterator[bytes]:
+        """The file's bytes as they arrive, for a file too large to hold whole. Raises FileNotFound
+        once iterated."""
+        return self._api.stream_bytes("GET", self._path, params={"path": path})
 
     async def list(self, path: str = ".") -> list[EntryInfo]:
         body = (await self._api.request("GET", f"{self._path}/list", params={"path": path})).json()

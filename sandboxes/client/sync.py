@@ -58,12 +58,21 @@ class _Api:
             self.http.close()
             raise
 
-    def stream_lines(self, method: str, path: str, **kwargs: Any) -> Iterator[str]:
+    @contextlib.contextmanager
+    def _stream(self, method: str, path: str, **kwargs: Any) -> Iterator[httpx.Response]:
         with translate_errors(), self.http.stream(method, path, **kwargs) as response:
             if response.status_code >= 400:
                 response.read()
                 raise_for_status(response)
+            yield response
+
+    def stream_lines(self, method: str, path: str, **kwargs: Any) -> Iterator[str]:
+        with self._stream(method, path, **kwargs) as response:
             yield from (line for line in response.iter_lines() if line)
+
+    def stream_bytes(self, method: str, path: str, **kwargs: Any) -> Iterator[bytes]:
+        with self._stream(method, path, **kwargs) as response:
+            yield from response.iter_bytes()
 
 
 class Sandbox:
@@ -311,6 +320,11 @@ class Files:
         """The file's contents as text (UTF-8) or, with format="bytes", bytes. Raises FileNotFound."""
         content = self._api.request("GET", self._path, params={"path": path}).content
         return content if format == "bytes" else content.decode()
+
+    def read_chunks(self, path: str) -> Iterator[bytes]:
+        """The file's bytes as they arrive, for a file too large to hold whole. Raises FileNotFound
+        once iterated."""
+        return self._api.stream_bytes("GET", self._path, params={"path": path})
 
     def list(self, path: str = ".") -> list[EntryInfo]:
         body = self._api.request("GET", f"{self._path}/list", params={"path": path}).json()

@@ -44,6 +44,15 @@ async def test_files_and_contexts(async_sandbox):
 
 
 @pytest.mark.asyncio
+async def test_a_large_file_is_read_in_chunks(async_sandbox):
+    await async_sandbox.run_code("open('out.bin', 'wb').write(bytes(range(256)) * 16384)")  # 4 MiB
+    chunks = [chunk async for chunk in async_sandbox.files.read_chunks("out.bin")]
+    assert len(chunks) > 1 and b"".join(chunks) == bytes(range(256)) * 16384
+    with pytest.raises(FileNotFound):
+        await anext(aiter(async_sandbox.files.read_chunks("missing.bin")))
+
+
+@pytest.mark.asyncio
 async def test_two_sandboxes_run_concurrently(sandboxd, async_sandbox):
     other = await AsyncSandbox.create(url=sandboxd.url, token=sandboxd.token)
     try:

@@ -33,6 +33,15 @@ def test_a_file_object_is_streamed_in_chunks(sandbox):
     assert sandbox.run_code("len(open('data/big.bin', 'rb').read())").text == str(len(payload))
 
 
+def test_a_large_file_is_read_in_chunks(sandbox):
+    sandbox.run_code("open('out.bin', 'wb').write(bytes(range(256)) * 16384)")  # 4 MiB
+    chunks = list(sandbox.files.read_chunks("out.bin"))
+    assert len(chunks) > 1, "the SDK read the whole file at once"
+    assert b"".join(chunks) == bytes(range(256)) * 16384
+    with pytest.raises(FileNotFound):
+        next(iter(sandbox.files.read_chunks("missing.bin")))
+
+
 def test_generator_uploads_stream_too(sandbox):
     sandbox.files.write("data/lines.csv", (f"{i}\n".encode() for i in range(1000)))
     assert sandbox.files.read("data/lines.csv").count("\n") == 1000
