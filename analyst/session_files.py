@@ -2,31 +2,35 @@
 
 Files the code wrote live only in the session's sandbox (and its snapshots): they are listed
 while the sandbox runs. Nothing here starts a sandbox; an upload downloads from our own copy
-when the sandbox is gone.
+when the sandbox is gone. A download is streamed: an async iterator, which the ASGI server
+sends chunk by chunk, so no file is held whole in memory.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import mimetypes
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
+from django.db.models.fields.files import FieldFile
 from django.http import Http404
 
 from analyst.models import AnalysisSession
-from sandboxes import FileNotFound, InvalidPath, Sandbox, SandboxError
+from sandboxes import AsyncSandbox, FileNotFound, InvalidPath, Sandbox, SandboxError
 
 MAX_DEPTH = 3
 MAX_LISTED = 300
-MAX_DOWNLOAD = 200 << 20
+CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
 class Download:
-    content: bytes
+    chunks: AsyncIterator[bytes]
     name: str
     content_type: str
+    size: int | None  # None for a file the code wrote: it may still be growing
 
 
 @contextlib.contextmanager
@@ -86,13 +90,30 @@ def download(session: AnalysisSession, path: str) -> Download:
         if sandbox is not None:
             with contextlib.suppress(FileNotFound, InvalidPath):
                 entry = next((e for e in sandbox.files.list(_folder(path)) if e.path == path), None)
-                if entry is not None and entry.type == "file" and entry.size <= MAX_DOWNLOAD:
-                    return Download(sandbox.files.read(path, format="bytes"), name, content_type)  # type: ignore[arg-type]
+                if entry is not None and entry.type == "file":
+                    return Download(_from_sandbox(sandbox.sandbox_id, path), name, content_type, None)
     upload = session.files.filter(path=path).first()
     if upload is None:
         raise Http404("no such file")
-    with upload.stored.open("rb") as stored:
-        return Download(stored.read(), upload.name, content_type)
+    return Download(_from_storage(upload.stored), upload.name, content_type, upload.stored.size)
+
+
+async def _from_sandbox(sandbox_id: str, path: str) -> AsyncIterator[bytes]:
+    sandbox = await AsyncSandbox.connect(sandbox_id)
+    try:
+        async for chunk in sandbox.files.read_chunks(path):
+            yield chunk
+    finally:
+        await sandbox.close()
+
+
+async def _from_storage(stored: FieldFile) -> AsyncIterator[bytes]:
+    stream = await asyncio.to_thread(stored.storage.open, stored.name, "rb")
+    try:
+        while chunk := await asyncio.to_thread(stream.read, CHUNK):
+            yield chunk
+    finally:
+        await asyncio.to_thread(stream.close)
 
 
 def _folder(path: str) -> str:

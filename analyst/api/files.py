@@ -5,7 +5,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from analyst import session_files, sessions, uploads
@@ -39,7 +39,9 @@ def download_response(session: AnalysisSession, path: str) -> HttpResponse:
     if not path:
         raise ApiError(400, "invalid_request", "say which file: ?path=")
     found = session_files.download(session, path)
-    response = HttpResponse(found.content, content_type=found.content_type)
+    response = StreamingHttpResponse(found.chunks, content_type=found.content_type)
+    if found.size is not None:
+        response["Content-Length"] = str(found.size)
     response["Content-Disposition"] = f'attachment; filename="{_safe_name(found.name)}"'
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = "sandbox; default-src 'none'"

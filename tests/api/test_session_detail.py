@@ -69,6 +69,7 @@ def test_files_panel_lists_and_downloads_uploads_without_a_sandbox(api, session,
         }
     ]
     download = api.get(body["files"][0]["download_url"])
-    assert download.status_code == 200 and download.content == b"a\n1\n"
+    assert download.status_code == 200 and b"".join(download) == b"a\n1\n"
+    assert download["Content-Length"] == "4"
     assert download["Content-Disposition"] == 'attachment; filename="a.csv"'
     assert api.get(f"/api/sessions/{session.id}/files/download?path=../../etc/passwd").status_code == 404

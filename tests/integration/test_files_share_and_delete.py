@@ -3,11 +3,17 @@ session kills its sandbox and its snapshots."""
 
 from __future__ import annotations
 
+import hashlib
+import tracemalloc
+
 import pytest
+from asgiref.sync import async_to_sync
+from asgiref.testing import ApplicationCommunicator
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from analyst.models import AnalysisSession, KernelSnapshot, ShareLink
+from analyst.models import AnalysisSession, ApiToken, KernelSnapshot, ShareLink
+from config.asgi import application
 from sandboxes import Sandbox, SandboxNotFound, SnapshotNotFound
 from tests.integration.test_resume_and_fork import run_cell, stdout_of_last_turn
 
@@ -24,7 +30,51 @@ def test_files_the_code_writes_are_listed_and_download(stack, api, session):
     assert report["kind"] == "output" and report["size"] == len("region,total\nsouth,32\n")
     assert not [f for f in listing if f["path"].startswith(".")], "hidden state is not listed"
     download = api.get(report["download_url"])
-    assert download.status_code == 200 and download.content == b"region,total\nsouth,32\n"
+    assert download.status_code == 200
+    assert b"".join(download) == b"region,total\nsouth,32\n"  # (the test client collects it)
+
+
+def test_a_large_output_is_streamed_not_held_whole(stack, api, session):
+    """Over ASGI, as daphne serves it, a 16 MiB file passes through in pieces: at no moment does
+    the web process hold anything near the whole file."""
+    size = 16 << 20
+    run_cell(api, session, f"open('big.bin', 'wb').write(bytes(range(256)) * {size // 256})")
+    _, secret = ApiToken.issue(session.owner)
+    path = f"/api/sessions/{session.id}/files/download"
+    tracemalloc.start()
+    try:
+        status, received, digest = async_to_sync(asgi_get)(path, "path=big.bin", secret)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert status == 200 and received == size
+    assert digest == hashlib.sha256(bytes(range(256)) * (size // 256)).hexdigest()
+    assert peak < size // 4, f"{peak / 2**20:.1f} MiB held at once"
+
+
+async def asgi_get(path: str, query: str, token: str) -> tuple[int, int, str]:
+    """GET through the project's ASGI application: the status, the body's length and SHA-256
+    (summed as it arrives, so the test itself holds none of it)."""
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": path,
+        "query_string": query.encode(),
+        "headers": [(b"authorization", f"Bearer {token}".encode()), (b"host", b"testserver")],
+    }
+    communicator = ApplicationCommunicator(application, scope)
+    await communicator.send_input({"type": "http.request", "body": b"", "more_body": False})
+    start = await communicator.receive_output(timeout=30)
+    received, digest = 0, hashlib.sha256()
+    while True:
+        message = await communicator.receive_output(timeout=30)
+        body = message.get("body", b"")
+        received += len(body)
+        digest.update(body)
+        if not message.get("more_body"):
+            break
+    await communicator.wait()
+    return start["status"], received, digest.hexdigest()
 
 
 def test_a_fork_through_a_share_link_has_the_kernel_state(stack, api, session):
