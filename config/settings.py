@@ -61,10 +61,10 @@ TEMPLATES = [
     }
 ]
 
+# No persistent connections (CONN_MAX_AGE 0): under ASGI each request's sync code runs in a
+# thread of its own that ends with the request, and a kept connection was left open behind it.
 DATABASES = {
-    "default": dj_database_url.parse(
-        envstr("DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'db.sqlite3'}"), conn_max_age=60
-    )
+    "default": dj_database_url.parse(envstr("DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'db.sqlite3'}"))
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Web and worker write to one file: WAL lets readers go on, IMMEDIATE avoids lock upgrades.
@@ -73,7 +73,6 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = envstr("REDIS_URL", "redis://127.0.0.1:6379/0")
