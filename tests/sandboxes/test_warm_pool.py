@@ -69,7 +69,8 @@ def test_the_warm_up_can_be_turned_off():
         return made[-1]
 
     try:
-        imported = pooled(create)  # a pooled kernel enters the pool after its warm-up, if any.run_code("import sys; ['pandas' in sys.modules, 'sklearn' in sys.modules]")
+        sandbox = pooled(create)  # a kernel enters the pool once its warm-up, if any, is done
+        imported = sandbox.run_code("import sys; ['pandas' in sys.modules, 'sklearn' in sys.modules]")
         assert imported.text == "[True, False]"
     finally:
         for sandbox in made:
