@@ -460,7 +460,7 @@ def footnote(driver: str) -> str:
         " ipc sockets, the template's startup"
         " file (pandas, numpy, matplotlib.pyplot, plotly), timed through the SDK over HTTP. RSS is the"
         " kernel python process only (not bwrap), from /proc/<pid>/status VmRSS; the idle baseline"
-        " kernel has run the same imports and the template's warm.py, as a pooled kernel has."
+        " kernel has imported pandas, numpy and matplotlib and run the template's warm.py."
     )
 
 
