@@ -39,8 +39,9 @@ class WarmPool:
         warm_up: bool = True,
     ) -> None:
         self.size = size
-        self.warm_up = warm_up
         self.specs = specs
+        # Each template's warm-up cell, read once (empty when turned off or the template has none).
+        self.warm_ups = {name: spec.template.warm_up_code if warm_up else "" for name, spec in specs.items()}
         self.new_workdir = new_workdir
         self.ready: dict[str, list[Warm]] = {name: [] for name in specs}
         self._wanted = asyncio.Event()
@@ -92,7 +93,7 @@ class WarmPool:
             raise
         unit = Warm(sandbox_id, workdir, kernel)
         try:
-            await _warm_up(kernel, spec.template.warm_up_code if self.warm_up else "")
+            await _warm_up(kernel, self.warm_ups[spec.template.name])
         except BaseException:
             await self._discard(unit)
             raise
