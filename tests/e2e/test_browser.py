@@ -17,6 +17,17 @@ CODE = (
 )
 ANSWER = ["South ", "sells ", "the ", "most: ", "32 ", "of ", "67."]
 
+# The image's width once it has loaded, 0 if it failed to: the element is in the page before
+# its picture has arrived, so reading `complete` at once would race the request.
+WIDTH_WHEN_LOADED = """img => img.complete ? img.naturalWidth : new Promise(settle => {
+    img.addEventListener('load', () => settle(img.naturalWidth));
+    img.addEventListener('error', () => settle(0));
+})"""
+
+
+def loaded_width(image) -> int:
+    return image.evaluate(WIDTH_WHEN_LOADED)
+
 
 def test_sign_up_upload_ask_reload_and_share(stack, web, browser, shoot, tmp_path):
     from playwright.sync_api import expect
@@ -58,7 +69,7 @@ def test_sign_up_upload_ask_reload_and_share(stack, web, browser, shoot, tmp_pat
     expect(page.get_by_test_id("user-message")).to_have_count(1)
     expect(page.get_by_test_id("code-cell")).to_have_count(1)
     expect(page.get_by_test_id("chart")).to_have_count(1)
-    assert page.get_by_test_id("chart").evaluate("img => img.complete && img.naturalWidth > 0")
+    assert loaded_width(page.get_by_test_id("chart")) > 0
     assert "Let me plot it." in page.get_by_test_id("transcript").inner_text()
     shoot(page, "after-reload")
 
@@ -70,7 +81,7 @@ def test_sign_up_upload_ask_reload_and_share(stack, web, browser, shoot, tmp_pat
     shared = viewer.new_page()
     shared.goto(share_url)
     expect(shared.get_by_test_id("chart")).to_have_count(1, timeout=30_000)
-    assert shared.get_by_test_id("chart").evaluate("img => img.complete && img.naturalWidth > 0")
+    assert loaded_width(shared.get_by_test_id("chart")) > 0
     expect(shared.get_by_test_id("assistant-message").last).to_contain_text("32 of 67.")
     expect(shared.get_by_test_id("readonly-banner")).to_be_visible()
     for control in ("composer-input", "send", "stop", "upload-input"):
