@@ -17,6 +17,7 @@ DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
 FIFO_WRITE_FLAGS = os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
+FIFO_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def split(path: str) -> list[str]:
@@ -217,6 +218,20 @@ def open_fifo_for_writing(workdir: Path, path: str) -> int | None:
         except OSError as exc:
             if exc.errno == errno.ENXIO:
                 return None
+            raise _path_error(exc, path) from None
+    if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise InvalidPath(f"{path!r} is not a named pipe")
+    return fd
+
+
+def open_fifo_for_reading(workdir: Path, path: str) -> int:
+    """A non-blocking descriptor of the named pipe at ``path``; InvalidPath if it is not one."""
+    *folders, name = split(path)
+    with open_dir(workdir, folders) as dir_fd:
+        try:
+            fd = os.open(name, FIFO_READ_FLAGS, dir_fd=dir_fd)
+        except OSError as exc:
             raise _path_error(exc, path) from None
     if not stat.S_ISFIFO(os.fstat(fd).st_mode):
         os.close(fd)

@@ -34,6 +34,11 @@ class _CappedWriter:
         return self.stream.write(data)
 
 
+class _Discard:
+    def write(self, data):
+        return memoryview(data).nbytes
+
+
 def _report(**fields):
     print(REPORT_PREFIX + json.dumps(fields), flush=True)
 
@@ -58,37 +63,35 @@ def _describe(exc):
     return f"{type(exc).__name__}: {exc}"[:300]
 
 
-def save(path, limit):
-    """Pickle every user variable that can be pickled to ``path``; report the rest by name."""
+def save(path, limit, drop_unpicklable=False):
+    """Pickle every user variable into ``path`` (a named pipe sandboxd reads). What cannot be
+    pickled fails the attempt, reported as "unpicklable": the bytes already in the pipe cannot
+    be taken back, so sandboxd discards them and asks again with ``drop_unpicklable``, which
+    leaves those variables out and names them."""
     shell = get_ipython()  # noqa: F821 (the kernel's builtin)
     namespace = shell.user_ns
     state = {name: namespace[name] for name in _user_names(namespace, shell.user_ns_hidden)}
-    unsaved = {}
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    unsaved = _drop_unpicklable(state) if drop_unpicklable else {}
     try:
-        try:
-            _dump(state, path, limit)
-        except (_TooLarge, OSError):  # too big, or the disk is full: no retry will help
-            raise
-        except Exception:  # something cannot be pickled: leave it out, name it, try again
-            unsaved = _drop_unpicklable(state)
-            _dump(state, path, limit)
+        size = _dump(state, path, limit)
     except _TooLarge:
-        _remove(path)
         _report(error="too_large", limit=limit)
-        return
-    except Exception as exc:
-        _remove(path)
+    except OSError as exc:
         _report(error="failed", message=_describe(exc))
-        return
-    _report(saved=sorted(state), unsaved=unsaved, size=os.path.getsize(path))
+    except Exception as exc:
+        _report(error="failed" if drop_unpicklable else "unpicklable", message=_describe(exc))
+    else:
+        _report(saved=sorted(state), unsaved=unsaved, size=size)
 
 
 def _dump(state, path, limit):
+    """The number of bytes written."""
     import dill
 
     with open(path, "wb") as stream:
-        dill.dump(state, _CappedWriter(stream, limit), protocol=5)
+        capped = _CappedWriter(stream, limit)
+        dill.dump(state, capped, protocol=5)
+    return capped.written
 
 
 def _drop_unpicklable(state):
@@ -98,7 +101,7 @@ def _drop_unpicklable(state):
     dropped = {}
     for name in sorted(state):
         try:
-            dill.dumps(state[name], protocol=5)
+            dill.dump(state[name], _Discard(), protocol=5)  # a trial: keep no copy of the bytes
         except Exception as exc:
             dropped[name] = _describe(exc)
             del state[name]

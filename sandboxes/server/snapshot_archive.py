@@ -69,6 +69,10 @@ class ArchiveWriter:
             raise SnapshotCorrupt(f"{name} changed while the snapshot was taken") from exc
         self.checksums[name] = summed.crc
 
+    def begin_member(self, name: str) -> StreamedMember:
+        """A member written as its bytes arrive, its size known only at its end."""
+        return StreamedMember(self, name)
+
     def add_workdir(self, workdir: Path, *, skip: frozenset[str]) -> None:
         """Every folder and regular file of the workdir; links and special files are listed as skipped."""
         for path, fd in files.walk(workdir, skip=skip):
@@ -101,6 +105,59 @@ class ArchiveWriter:
     def abort(self) -> None:
         self.tar.close()
         self.path.unlink(missing_ok=True)
+
+
+class StreamedMember:
+    """A member of unknown size: a placeholder header, the bytes as they come, and at the end the
+    header rewritten with the size. GNU headers hold any size in the same block, so the
+    rewrite never moves the data (readers take GNU and PAX headers side by side)."""
+
+    def __init__(self, writer: ArchiveWriter, name: str) -> None:
+        self.writer = writer
+        self.file = writer.tar.fileobj
+        assert self.file is not None
+        self.info = tarfile.TarInfo(name)
+        self.info.mode, self.info.mtime = 0o644, int(time.time())
+        self.start = writer.tar.offset
+        self.size = self.crc = 0
+        self.reset()
+
+    def _header(self) -> bytes:
+        self.info.size = self.size
+        return self.info.tobuf(tarfile.GNU_FORMAT, "utf-8", "surrogateescape")
+
+    def reset(self) -> None:
+        """Forget the bytes written so far: another attempt follows."""
+        self.file.seek(self.start)
+        self.file.truncate()
+        self.size = self.crc = 0
+        self.header_size = len(self._header())
+        self.file.write(self._header())
+
+    def room(self) -> int:
+        return self.writer.limit - self.start - self.header_size - self.size
+
+    def write(self, data: memoryview) -> None:
+        if len(data) > self.room():
+            raise SnapshotTooLarge(
+                f"the snapshot would be larger than the limit of {self.writer.limit} bytes"
+            )
+        self.file.write(data)
+        self.size += len(data)
+        self.crc = zlib.crc32(data, self.crc)
+
+    def finish(self) -> None:
+        remainder = self.size % tarfile.BLOCKSIZE
+        if remainder:
+            self.file.write(tarfile.NUL * (tarfile.BLOCKSIZE - remainder))
+        end = self.file.tell()
+        header = self._header()
+        assert len(header) == self.header_size  # the name decides its length, not the size
+        self.file.seek(self.start)
+        self.file.write(header)
+        self.file.seek(end)
+        self.writer.tar.offset = end
+        self.writer.checksums[self.info.name] = self.crc
 
 
 class ArchiveReader:

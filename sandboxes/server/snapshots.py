@@ -1,9 +1,10 @@
 """Snapshot, restore and fork: a sandbox's files and each context's namespace, kept in a file.
 
-Each kernel pickles its own namespace (kernel_state.py, sent as a silent cell) into a hidden
-folder of its workdir; we only move those bytes. A restore starts a sandbox, puts the files
-back, and has each new kernel unpickle its namespace itself, fed through a named pipe
-(namespace_feed.py). Nothing from a sandbox is ever unpickled by this process.
+Each kernel pickles its own namespace (kernel_state.py, sent as a silent cell) into a named
+pipe in a hidden folder of its workdir, which we drain into the snapshot (namespace_drain.py):
+we only move those bytes. A restore starts a sandbox, puts the files back, and has each new
+kernel unpickle its namespace itself, fed through a named pipe (namespace_feed.py). Nothing
+from a sandbox is ever unpickled by this process.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import threading
 import time
 import uuid
@@ -27,11 +27,11 @@ from sandboxes.errors import (
     TemplateNotFound,
 )
 from sandboxes.kernels.kernel import KernelDied
-from sandboxes.server import files, kernel_state, namespace_feed
+from sandboxes.server import files, kernel_state, namespace_drain, namespace_feed
 from sandboxes.server.contexts import CodeContext, History
 from sandboxes.server.registry import Registry
 from sandboxes.server.sandbox import ServerSandbox
-from sandboxes.server.snapshot_archive import ArchiveReader, ArchiveWriter
+from sandboxes.server.snapshot_archive import ArchiveReader, ArchiveWriter, StreamedMember
 from sandboxes.server.snapshot_store import SnapshotStore
 
 STATE_DIR = ".sandbox-state"  # in the workdir; never part of the snapshot's files
@@ -128,25 +128,19 @@ class Snapshots:
     async def _save_context(
         self, sandbox: ServerSandbox, context: CodeContext, writer: ArchiveWriter
     ) -> dict[str, Any]:
-        state = _state_path(context.id)
-        call = f"save({'/home/user/' + state!r}, {writer.remaining()})"
-        try:
-            report = _report(await context.run_silent(_cell(call), STATE_TIMEOUT))
-        except KernelDied as exc:
-            raise SnapshotFailed(f"context {context.id}: {exc}") from None
-        try:
-            if report.get("error") == "too_large":
-                raise SnapshotTooLarge(
-                    f"the snapshot would be larger than the limit of {self.max_bytes} bytes"
-                )
-            if "error" in report:
-                message = report.get("message")
-                raise SnapshotFailed(f"context {context.id}'s state could not be saved: {message}")
-            fd, size = files.open_for_read(sandbox.workdir, state)
-            with os.fdopen(fd, "rb") as stream:
-                await asyncio.to_thread(writer.add_stream, f"contexts/{context.id}.pkl", stream, size)
-        finally:
-            await asyncio.to_thread(files.remove, sandbox.workdir, state)
+        member = await asyncio.to_thread(writer.begin_member, f"contexts/{context.id}.pkl")
+        report = await self._save_namespace(sandbox, context, member, drop_unpicklable=False)
+        if report.get("error") == "unpicklable":
+            await asyncio.to_thread(member.reset)
+            report = await self._save_namespace(sandbox, context, member, drop_unpicklable=True)
+        if report.get("error") == "too_large":
+            raise SnapshotTooLarge(f"the snapshot would be larger than the limit of {self.max_bytes} bytes")
+        if "error" in report:
+            message = report.get("message")
+            raise SnapshotFailed(f"context {context.id}'s state could not be saved: {message}")
+        if report.get("size") != member.size:
+            raise SnapshotFailed(f"context {context.id}'s state did not arrive whole")
+        await asyncio.to_thread(member.finish)
         return {
             "id": context.id,
             "default": context.id == sandbox.default_context_id,
@@ -155,6 +149,29 @@ class Snapshots:
             "history": context.history.cells,
             "history_complete": context.history.complete,
         }
+
+    async def _save_namespace(
+        self, sandbox: ServerSandbox, context: CodeContext, member: StreamedMember, *, drop_unpicklable: bool
+    ) -> dict[str, Any]:
+        """One attempt: the kernel pickles into a named pipe that we drain into ``member``."""
+        state = _state_path(context.id)
+        await asyncio.to_thread(files.make_fifo, sandbox.workdir, state, owner=self.registry.config.owner)
+        try:
+            fd = await asyncio.to_thread(files.open_fifo_for_reading, sandbox.workdir, state)
+            stop = threading.Event()
+            draining = asyncio.create_task(asyncio.to_thread(namespace_drain.drain, fd, member.write, stop))
+            try:
+                call = f"save({'/home/user/' + state!r}, {member.room()}, {drop_unpicklable})"
+                report = _report(await context.run_silent(_cell(call), STATE_TIMEOUT))
+            except KernelDied as exc:
+                raise SnapshotFailed(f"context {context.id}: {exc}") from None
+            finally:
+                stop.set()
+                await asyncio.wait([draining])
+            draining.result()  # over the limit, whatever the kernel reported
+        finally:
+            await asyncio.to_thread(files.remove, sandbox.workdir, state)
+        return report
 
     # Restoring ------------------------------------------------------------------------------
 

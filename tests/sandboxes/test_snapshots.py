@@ -175,6 +175,58 @@ def test_a_kernel_that_holds_the_namespace_pipe_cannot_hang_a_restore(
     service_still_serves()
 
 
+def test_a_namespace_larger_than_the_disk_quota_is_saved(sandbox, sandboxd, restored):
+    # 80 MB of variables against the test sandboxd's 64 MB workdir: the namespace is drained
+    # from the kernel through a pipe, never written to the sandbox's disk.
+    run(sandbox, "import numpy as np\nbig = np.arange(10_000_000)")
+    snapshot = sandbox.snapshot()
+    assert snapshot.size > 80_000_000
+    again = restore(sandboxd, restored, snapshot.snapshot_id)
+    assert again.run_code("int(big.sum()), big.dtype.name").text == f"({sum(range(10_000_000))}, 'int64')"
+
+
+# A pickler that ignores the size limit it is given: it writes to the pipe under the capped
+# writer until the pipe is closed on it.
+ENDLESS_PICKLER = """
+import sys, types
+def dump(state, capped, protocol=None):
+    while True:
+        capped.stream.write(b"x" * (1 << 20))
+sys.modules["dill"] = types.SimpleNamespace(dump=dump)
+"""
+
+# A pickler that leaves a thread holding the pipe open, silent, and claims a megabyte it never sent.
+SILENT_HOLDER = """
+import os, sys, threading, time, types
+def dump(state, capped, protocol=None):
+    held = open(capped.stream.name, "wb")
+    threading.Thread(target=lambda: (time.sleep(3600), held), daemon=True).start()
+    capped.written = 1 << 20
+sys.modules["dill"] = types.SimpleNamespace(dump=dump)
+"""
+
+
+def test_a_kernel_that_writes_past_the_limit_is_cut_off(own_sandboxd):
+    sandbox = Sandbox.create(url=own_sandboxd.url, token=own_sandboxd.token)
+    run(sandbox, "x = 1")
+    run(sandbox, ENDLESS_PICKLER)
+    with pytest.raises(SnapshotTooLarge, match="limit"):
+        sandbox.snapshot()
+    assert sandbox.run_code("x").text == "1"
+    assert list((own_sandboxd.data_dir / "scratch").iterdir()) == []
+    sandbox.kill()
+    sandbox.close()
+
+
+def test_a_kernel_that_holds_the_pipe_open_cannot_hang_a_snapshot(sandbox, service_still_serves):
+    run(sandbox, "x = 1")
+    run(sandbox, SILENT_HOLDER)
+    with pytest.raises(SnapshotFailed, match="did not arrive whole"):
+        sandbox.snapshot()
+    assert sandbox.run_code("x").text == "1"
+    service_still_serves()
+
+
 def test_a_fork_is_independent(sandbox, restored):
     run(sandbox, "x = 41\nopen('notes.txt', 'w').write('original')")
     fork = sandbox.fork()
