@@ -189,31 +189,30 @@ def in_kernel(sandbox: Sandbox, body: str) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def watching(workdirs: list[Path], *, csv_bytes: int, state_bytes: int) -> Iterator[dict[str, float]]:
+def watching(workdirs: list[Path], *, csv_bytes: int) -> Iterator[dict[str, float]]:
     """While the ``with`` block runs, poll ``workdirs`` (as sandboxd sees them) for the files a
-    snapshot or a restore writes there, noting when each event is first seen (perf_counter):
+    snapshot or a restore makes there, noting when each event is first seen (perf_counter):
     ``csv`` (the CSV's file made), ``csv_full`` (it holds ``csv_bytes``), ``state`` (the
-    namespace file, or a restore's pipe, made), ``state_full`` (the file holds ``state_bytes``),
-    ``state_gone`` (removed)."""
+    namespace's pipe made), ``state_gone`` (removed)."""
     events: dict[str, float] = {}
     stop = threading.Event()
 
     def poll() -> None:
         while not stop.is_set():
             now = time.perf_counter()
-            csv_sizes, state_sizes = [], []
+            csv_sizes, pipes = [], []
             for workdir in workdirs:
                 with contextlib.suppress(OSError):
                     csv_sizes.append((workdir / CSV_PATH).stat().st_size)
                 with contextlib.suppress(OSError):
-                    state_sizes += [entry.stat().st_size for entry in os.scandir(workdir / STATE_DIR)]
-            for name, sizes, full in (("csv", csv_sizes, csv_bytes), ("state", state_sizes, state_bytes)):
-                if sizes:
+                    pipes += os.listdir(workdir / STATE_DIR)
+            for name, present in (("csv", bool(csv_sizes)), ("state", bool(pipes))):
+                if present:
                     events.setdefault(name, now)
-                    if max(sizes) >= full:
-                        events.setdefault(f"{name}_full", now)
                 elif name in events:
                     events.setdefault(f"{name}_gone", now)
+            if csv_sizes and max(csv_sizes) >= csv_bytes:
+                events.setdefault("csv_full", now)
             time.sleep(POLL_SECONDS)
 
     thread = threading.Thread(target=poll, name="workdir-watch", daemon=True)
@@ -306,11 +305,10 @@ RESTORE_STAGES = [
     ("`Sandbox.restore()` returned", "request", "returned"),
 ]
 SNAPSHOT_STAGES = [
-    ("Request → namespace file made: HTTP, the save cell started", "request", "state"),
-    ("Kernel: namespace pickled to the workdir (`kernel_state.save`)", "state", "state_full"),
+    ("Request → the namespace's pipe made: HTTP, the contexts locked", "request", "state"),
     (
-        "The save cell's reply; namespace file copied into the snapshot, checksummed",
-        "state_full",
+        "Namespace pickled by the kernel through the pipe, copied into the snapshot, checksummed",
+        "state",
         "state_gone",
     ),
     ("Workdir files (the CSV) copied in, manifest, the file stored", "state_gone", "returned"),
@@ -373,9 +371,9 @@ class Session:
         return [self.workdirs / name for name in os.listdir(self.workdirs) if name not in taken]
 
 
-def timed_snapshot(session: Session, source: Sandbox, sizes: dict[str, int]) -> Snapshot:
+def timed_snapshot(session: Session, source: Sandbox, csv_bytes: int) -> Snapshot:
     """One snapshot of ``source``, watched in its workdir, then deleted."""
-    with watching([session.workdirs / source.sandbox_id], **sizes) as events:
+    with watching([session.workdirs / source.sandbox_id], csv_bytes=csv_bytes) as events:
         start = time.perf_counter()
         info = session.snapshot(source)
         end = time.perf_counter()
@@ -395,11 +393,9 @@ def replay(session: Session, csv: bytes, expected: str) -> Replay:
     return Replay((created - start) * 1000, (uploaded - created) * 1000, cell_ms)
 
 
-def restore(
-    session: Session, source: Sandbox, snapshot_id: str, sizes: dict[str, int], expected: str
-) -> Restore:
+def restore(session: Session, source: Sandbox, snapshot_id: str, csv_bytes: int, expected: str) -> Restore:
     session.ready_pool()
-    with watching(session.pooled_workdirs({source.sandbox_id}), **sizes) as events:
+    with watching(session.pooled_workdirs({source.sandbox_id}), csv_bytes=csv_bytes) as events:
         start = time.perf_counter()
         with session.restored(snapshot_id) as sandbox:
             restored = time.perf_counter()
@@ -455,14 +451,12 @@ figures.update(imports=imported - start, unpickle=time.perf_counter() - imported
 
 def kernel_save(sandbox: Sandbox) -> float:
     """Milliseconds the kernel takes to pickle its namespace (kernel_state.save, as a snapshot
-    runs it), timed inside the kernel; the file is removed afterwards."""
-    path = "/home/user/bench-state/state.pkl"
-    body = f"""\
+    runs it, into /dev/null rather than sandboxd's pipe), timed inside the kernel."""
+    body = """\
 import time
 start = time.perf_counter()
-save({path!r}, 1 << 40)
-figures["save"] = time.perf_counter() - start
-os.unlink({path!r})"""
+save("/dev/null", 1 << 40)
+figures["save"] = time.perf_counter() - start"""
     return float(in_kernel(sandbox, body)["save"]) * 1000
 
 
@@ -480,14 +474,13 @@ def measure(server: SandboxdProcess, scratch: Path) -> Figures:
             kept = session.snapshot(source)  # to restore from
             snapshot_id = kept.snapshot_id
             state, members = namespace_file(session, snapshot_id, scratch)
-            sizes = {"csv_bytes": len(csv), "state_bytes": state.stat().st_size}
             step(f"{RUNS} snapshots")
-            snapshots = [timed_snapshot(session, source, sizes) for _ in range(RUNS)]
+            snapshots = [timed_snapshot(session, source, len(csv)) for _ in range(RUNS)]
             step(f"{RUNS} replays and {RUNS} restores, interleaved")
             replays, restores = [], []
             for _ in range(RUNS):
                 replays.append(replay(session, csv, expected))
-                restores.append(restore(session, source, snapshot_id, sizes, expected))
+                restores.append(restore(session, source, snapshot_id, len(csv), expected))
             step(f"the kernel's part of a restore and a snapshot, {STAGE_RUNS} times each")
             modules = needed_modules(session, state)
             loads = [kernel_load(session, state, modules, expected) for _ in range(STAGE_RUNS)]
@@ -624,7 +617,9 @@ def stages(figures: Figures) -> str:
         stage_row(
             "Unpickling the namespace (`kernel_state.load`), those modules imported", kernel.unpickle_ms
         ),
-        stage_row("Pickling it again (`kernel_state.save`, in the session's own kernel)", kernel.save_ms),
+        stage_row(
+            "Pickling it again, into /dev/null (`kernel_state.save`, the session's kernel)", kernel.save_ms
+        ),
     ]
     return "\n\n".join("\n".join(part) for part in (cells, restore, snapshot, alone))
 
