@@ -49,7 +49,7 @@ class ArchiveWriter:
     def __init__(self, path: Path, limit: int) -> None:
         self.path = path
         self.limit = limit
-        self.tar = tarfile.open(path, "w", format=tarfile.PAX_FORMAT)
+        self.tar = tarfile.open(path, "w", format=tarfile.PAX_FORMAT, copybufsize=CHUNK)
         self.checksums: dict[str, int] = {}
         self.skipped: list[str] = []
         self.file_count = 0
