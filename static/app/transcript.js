@@ -54,8 +54,9 @@ export class Transcript {
       }
       case "error":
         return this.error(payload);
+      case "kernel_restored": // the running cell waited for it: it reads before that cell
+        return this.notice(payload.text ?? "", type, this.running);
       case "notice":
-      case "kernel_restored":
       case "forked":
         return this.notice(payload.text ?? "", type);
       case "file_added":
@@ -158,10 +159,11 @@ export class Transcript {
     this.streaming = null;
   }
 
-  notice(text, type) {
+  notice(text, type, before = null) {
     const box = el("div", { class: "notice", testid: "notice", text });
     box.dataset.type = type;
-    this.add(box);
+    if (before) before.before(box);
+    else this.add(box);
   }
 
   settle() {

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import re
 
-from analyst.models import AnalysisSession, Turn
+from analyst.models import AnalysisSession, KernelSnapshot, Turn
+from sandboxes import Sandbox
 from tests.fakes.model_server import anthropic_text, anthropic_tool_call
+from tests.integration.conftest import wait_for
 
 CSV = "region,amount\nnorth,10\nsouth,32\neast,25\n"
 CODE = (
@@ -143,3 +145,39 @@ def test_what_the_model_or_a_cell_writes_cannot_run_script(stack, web, browser, 
     hrefs = transcript.locator("a[href]").evaluate_all("links => links.map(a => a.getAttribute('href'))")
     assert not [href for href in hrefs if href.strip().lower().startswith("javascript:")]
     assert "<img src=x onerror=window.pwned=4>" in transcript.inner_text()  # shown as text, inert
+
+
+def test_a_stopped_kernel_comes_back_with_its_variables(stack, web, browser, shoot, alice_login, sandboxd):
+    from playwright.sync_api import expect
+
+    page = alice_login()
+    page.get_by_test_id("new-session").click()
+    page.wait_for_url(re.compile(r"/sessions/[0-9a-f-]{36}/$"))
+    session = AnalysisSession.objects.get(owner__username="alice")
+    page.get_by_test_id("mode-toggle").click()
+    composer = page.get_by_test_id("composer-input")
+    composer.fill("x = 41")
+    composer.press("Control+Enter")
+    wait_for(session)
+    assert KernelSnapshot.objects.filter(session=session).exists()
+    session.refresh_from_db()
+    gone = Sandbox.connect(session.sandbox_id, url=sandboxd.url, token=sandboxd.token)
+    gone.kill()  # as the TTL reaper, or a restarted sandboxd, would
+    gone.close()
+
+    composer.fill("x + 1")
+    composer.press("Control+Enter")
+    cells = page.get_by_test_id("code-cell")
+    expect(cells.nth(1).get_by_test_id("cell-output")).to_have_text("42", timeout=60_000)
+    shoot(page, "restored")
+    # The notice reads between the first cell and the one that waited for the restore.
+    order = (
+        page.get_by_test_id("transcript")
+        .locator("[data-testid=code-cell], [data-testid=notice]")
+        .evaluate_all("nodes => nodes.map(n => n.dataset.type || n.dataset.testid)")
+    )
+    assert order == ["code-cell", "kernel_restored", "code-cell"], order
+    page.reload()
+    notice = page.get_by_test_id("notice")
+    expect(notice).to_contain_text("were restored", timeout=30_000)
+    assert notice.evaluate("n => n.nextElementSibling.dataset.testid") == "code-cell"
