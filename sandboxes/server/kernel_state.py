@@ -86,22 +86,47 @@ def save(path, limit, drop_unpicklable=False):
 
 def _dump(state, path, limit):
     """The number of bytes written."""
-    import dill
-
     with open(path, "wb") as stream:
         capped = _CappedWriter(stream, limit)
-        dill.dump(state, capped, protocol=5)
+        _pickler()(capped, protocol=5).dump(state)
     return capped.written
+
+
+def _pickler():
+    """dill's Pickler, writing large buffers (numpy arrays, pandas blocks) straight from memory.
+    dill extends the pure-Python pickler, which copies each buffer before writing it (the C one
+    does not): saving an array took as much memory again as the array, so a kernel holding more
+    than half its memory limit in one array was killed by the snapshot meant to keep it. The
+    opcodes are the standard ones (any unpickler reads them), written outside frames as the
+    pickle module does for large bytes."""
+    import pickle
+    import struct
+
+    import dill
+
+    def save_picklebuffer(pickler, obj):
+        with obj.raw() as raw:
+            large = raw.nbytes >= pickler.framer._FRAME_SIZE_TARGET  # small ones stay in frames
+            if large and pickler.proto >= 5 and pickler._buffer_callback is None and raw.contiguous:
+                opcode = pickle.BINBYTES8 if raw.readonly else pickle.BYTEARRAY8
+                pickler._write_large_bytes(opcode + struct.pack("<Q", raw.nbytes), raw)
+                return
+        pickle._Pickler.save_picklebuffer(pickler, obj)
+
+    class Pickler(dill.Pickler):
+        dispatch = type(dill.Pickler.dispatch)(dill.Pickler.dispatch)  # its type: dill's lookup
+        dispatch[pickle.PickleBuffer] = save_picklebuffer
+
+    return Pickler
 
 
 def _drop_unpicklable(state):
     """Remove what cannot be pickled from ``state``; {name: why} of what was removed."""
-    import dill
-
+    pickler = _pickler()
     dropped = {}
     for name in sorted(state):
         try:
-            dill.dump(state[name], _Discard(), protocol=5)  # a trial: keep no copy of the bytes
+            pickler(_Discard(), protocol=5).dump(state[name])  # a trial: keep no copy of the bytes
         except Exception as exc:
             dropped[name] = _describe(exc)
             del state[name]

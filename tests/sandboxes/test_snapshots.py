@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import tempfile
@@ -189,20 +190,28 @@ def test_a_namespace_larger_than_the_disk_quota_is_saved(sandbox, sandboxd, rest
 # writer until the pipe is closed on it.
 ENDLESS_PICKLER = """
 import sys, types
-def dump(state, capped, protocol=None):
-    while True:
-        capped.stream.write(b"x" * (1 << 20))
-sys.modules["dill"] = types.SimpleNamespace(dump=dump)
+class Pickler:
+    dispatch = {}
+    def __init__(self, capped, protocol=None):
+        self.capped = capped
+    def dump(self, state):
+        while True:
+            self.capped.stream.write(b"x" * (1 << 20))
+sys.modules["dill"] = types.SimpleNamespace(Pickler=Pickler)
 """
 
 # A pickler that leaves a thread holding the pipe open, silent, and claims a megabyte it never sent.
 SILENT_HOLDER = """
 import os, sys, threading, time, types
-def dump(state, capped, protocol=None):
-    held = open(capped.stream.name, "wb")
-    threading.Thread(target=lambda: (time.sleep(3600), held), daemon=True).start()
-    capped.written = 1 << 20
-sys.modules["dill"] = types.SimpleNamespace(dump=dump)
+class Pickler:
+    dispatch = {}
+    def __init__(self, capped, protocol=None):
+        self.capped = capped
+    def dump(self, state):
+        held = open(self.capped.stream.name, "wb")
+        threading.Thread(target=lambda: (time.sleep(3600), held), daemon=True).start()
+        self.capped.written = 1 << 20
+sys.modules["dill"] = types.SimpleNamespace(Pickler=Pickler)
 """
 
 
@@ -290,16 +299,42 @@ def test_state_folder_as_a_link_reads_nothing_of_the_host(sandbox, service_still
     service_still_serves()
 
 
-@pytest.fixture
-def own_sandboxd() -> Iterator[SandboxdProcess]:
-    """A sandboxd of this test's own, with a small snapshot limit, that the test may kill."""
+@contextlib.contextmanager
+def sandboxd_of_its_own(**settings: str) -> Iterator[SandboxdProcess]:
+    """A sandboxd with the test settings and these, that the test may kill."""
     base = Path(tempfile.mkdtemp(prefix="sandboxd-snap-"))
     base.chmod(0o755)
-    settings = {**TEST_SETTINGS, "SANDBOXD_SNAPSHOT_MAX_BYTES": str(8 << 20), "SANDBOXD_POOL_SIZE": "1"}
+    settings = {**TEST_SETTINGS, "SANDBOXD_POOL_SIZE": "1", **settings}
     process = SandboxdProcess(data_dir=base / "data", log_path=base / "sandboxd.log", settings=settings)
-    yield process.start()
-    process.stop()
-    shutil.rmtree(base, ignore_errors=True)
+    try:
+        yield process.start()
+    finally:
+        process.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def own_sandboxd() -> Iterator[SandboxdProcess]:
+    """A sandboxd of this test's own, with a small snapshot limit."""
+    with sandboxd_of_its_own(SANDBOXD_SNAPSHOT_MAX_BYTES=str(8 << 20)) as process:
+        yield process
+
+
+def test_a_kernel_holding_most_of_its_memory_limit_is_saved():
+    # 400 MB in one array, in a kernel of 130-210 MB, under a 768 MiB limit: pickling used to
+    # copy each array before writing it, and the snapshot's copy got the kernel killed.
+    with sandboxd_of_its_own(SANDBOXD_MEMORY_LIMIT="768M") as service:
+        connection = {"url": service.url, "token": service.token}
+        sandbox = Sandbox.create(**connection)
+        run(sandbox, "import numpy as np\nbig = np.ones(50_000_000)\nbig[-1] = 7")
+        snapshot = sandbox.snapshot()
+        assert sandbox.run_code("float(big.sum())").text == str(50_000_000 - 1 + 7.0)
+        sandbox.kill()
+        again = Sandbox.restore(snapshot.snapshot_id, **connection)
+        assert again.run_code("float(big.sum()), big.nbytes").text == f"({50_000_000 - 1 + 7.0}, 400000000)"
+        again.kill()
+        for made in (sandbox, again):
+            made.close()
 
 
 def test_restore_after_sandboxd_is_killed(own_sandboxd):
