@@ -33,6 +33,7 @@ from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
 from benchmarks import harness  # noqa: E402
 from benchmarks.harness import load_average, step  # noqa: E402
 from sandboxes import Sandbox, templates  # noqa: E402
+from sandboxes.kernels.kernel import in_own_namespace  # noqa: E402
 from tests.sandboxd_process import SandboxdProcess  # noqa: E402
 
 TEMPLATE_PYTHON = ROOT / "var" / "templates" / "code-interpreter" / "venv" / "bin" / "python"
@@ -45,7 +46,7 @@ EXECUTIONS = 1_000
 WARMUP = 100
 IMPORTS = "import pandas, numpy, matplotlib"
 # What pooled kernels import while they wait (the template's warm.py): the idle baseline runs it too.
-WARM_UP = f"exec({templates.get('code-interpreter', Path()).warm_up_code!r}, {{}})"
+WARM_UP = in_own_namespace(templates.get("code-interpreter", Path()).warm_up_code, "__sandbox_warm_up__")
 
 # Targets.
 POOLED_CREATE_P50_MS = 150.0

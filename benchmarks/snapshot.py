@@ -43,10 +43,11 @@ from benchmarks.sandbox import (  # noqa: E402
     wait_for_idle_kernels,
 )
 from sandboxes import Execution, Sandbox, ServiceUnavailable, SnapshotInfo  # noqa: E402
+from sandboxes.kernels.kernel import in_own_namespace  # noqa: E402
 from sandboxes.server import kernel_state  # noqa: E402
 from sandboxes.server.snapshot_archive import WORKDIR_PREFIX, ArchiveReader  # noqa: E402
 from sandboxes.server.snapshot_store import LocalSnapshotStore  # noqa: E402
-from sandboxes.server.snapshots import STATE_DIR  # noqa: E402
+from sandboxes.server.snapshots import STATE_DIR, STATE_NAMESPACE  # noqa: E402
 from tests.sandboxd_process import SandboxdProcess  # noqa: E402
 
 POOL_SIZE = 2
@@ -176,7 +177,7 @@ def in_kernel(sandbox: Sandbox, body: str) -> dict[str, Any]:
     """Run ``body`` after kernel_state's source, in a namespace of its own as sandboxd runs it;
     ``body`` fills the dict ``figures``, which comes back."""
     code = f"{KERNEL_STATE_SOURCE}\nfigures = {{}}\n{body}\nprint({FIGURES!r} + json.dumps(figures))"
-    stdout = run_cell(sandbox, f"exec({code!r}, {{'__name__': '__sandbox_state__'}})").stdout
+    stdout = run_cell(sandbox, in_own_namespace(code, STATE_NAMESPACE)).stdout
     if kernel_state.REPORT_PREFIX + '{"error"' in stdout:
         raise RuntimeError(f"kernel_state failed in the kernel: {stdout[-2000:]}")
     for line in stdout.splitlines():

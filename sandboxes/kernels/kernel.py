@@ -258,6 +258,12 @@ class Kernel:
         return self._connection_info(key, str(self.runtime_dir / "k"))
 
 
+def in_own_namespace(code: str, name: str) -> str:
+    """A cell that runs ``code`` in a namespace of its own (its ``__name__`` is ``name``), so the
+    user's namespace gains no names from it."""
+    return f"exec({code!r}, {{'__name__': {name!r}}})"
+
+
 def error_for(exc: KernelDied) -> Event:
     return error_event(
         "KernelDied",

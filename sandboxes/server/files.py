@@ -211,27 +211,24 @@ def make_fifo(workdir: Path, path: str, *, owner: tuple[int, int] | None = None)
 def open_fifo_for_writing(workdir: Path, path: str) -> int | None:
     """A non-blocking descriptor of the named pipe at ``path`` once a reader has it open; None
     while none has. InvalidPath if ``path`` is not a named pipe (nothing is written to it then)."""
-    *folders, name = split(path)
-    with open_dir(workdir, folders) as dir_fd:
-        try:
-            fd = os.open(name, FIFO_WRITE_FLAGS, dir_fd=dir_fd)
-        except OSError as exc:
-            if exc.errno == errno.ENXIO:
-                return None
-            raise _path_error(exc, path) from None
-    if not stat.S_ISFIFO(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise InvalidPath(f"{path!r} is not a named pipe")
-    return fd
+    return _open_fifo(workdir, path, FIFO_WRITE_FLAGS)
 
 
 def open_fifo_for_reading(workdir: Path, path: str) -> int:
     """A non-blocking descriptor of the named pipe at ``path``; InvalidPath if it is not one."""
+    fd = _open_fifo(workdir, path, FIFO_READ_FLAGS)
+    assert fd is not None  # only a writer waits for the other end
+    return fd
+
+
+def _open_fifo(workdir: Path, path: str, flags: int) -> int | None:
     *folders, name = split(path)
     with open_dir(workdir, folders) as dir_fd:
         try:
-            fd = os.open(name, FIFO_READ_FLAGS, dir_fd=dir_fd)
+            fd = os.open(name, flags, dir_fd=dir_fd)
         except OSError as exc:
+            if exc.errno == errno.ENXIO:  # opened for writing, with no reader yet
+                return None
             raise _path_error(exc, path) from None
     if not stat.S_ISFIFO(os.fstat(fd).st_mode):
         os.close(fd)

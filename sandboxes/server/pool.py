@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandboxes.kernels.kernel import Kernel, KernelSpec
+from sandboxes.kernels.kernel import Kernel, KernelSpec, in_own_namespace
 from sandboxes.server import workdirs
 
 log = logging.getLogger(__name__)
@@ -117,7 +117,7 @@ async def _warm_up(kernel: Kernel, code: str) -> None:
     could not import is logged; a kernel that dies or hangs on it is not pooled."""
     if not code:
         return
-    cell = f"exec({code!r}, {{'__name__': '__sandbox_warm_up__'}})"
+    cell = in_own_namespace(code, "__sandbox_warm_up__")
     async for event in kernel.execute(cell, WARM_UP_TIMEOUT, silent=True):
         if event["type"] == "error":
             log.warning("a pooled kernel's warm-up failed: %s", event.get("traceback") or event)

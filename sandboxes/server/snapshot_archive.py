@@ -59,7 +59,7 @@ class ArchiveWriter:
 
     def add_stream(self, name: str, stream: IO[bytes], size: int, mode: int = 0o644) -> None:
         if size > self.remaining():
-            raise SnapshotTooLarge(f"the snapshot would be larger than the limit of {self.limit} bytes")
+            raise too_large(self.limit)
         info = tarfile.TarInfo(name)
         info.size, info.mode, info.mtime = size, mode, int(time.time())
         summed = _Checksummed(stream)
@@ -119,7 +119,6 @@ class StreamedMember:
         self.info = tarfile.TarInfo(name)
         self.info.mode, self.info.mtime = 0o644, int(time.time())
         self.start = writer.tar.offset
-        self.size = self.crc = 0
         self.reset()
 
     def _header(self) -> bytes:
@@ -139,9 +138,7 @@ class StreamedMember:
 
     def write(self, data: memoryview) -> None:
         if len(data) > self.room():
-            raise SnapshotTooLarge(
-                f"the snapshot would be larger than the limit of {self.writer.limit} bytes"
-            )
+            raise too_large(self.writer.limit)
         self.file.write(data)
         self.size += len(data)
         self.crc = zlib.crc32(data, self.crc)
@@ -225,6 +222,10 @@ class ArchiveReader:
                 files.make_dir(workdir, path, owner=owner)
             elif member.isfile():
                 self.copy_to(name, files.create_file(workdir, path, owner=owner))
+
+
+def too_large(limit: int) -> SnapshotTooLarge:
+    return SnapshotTooLarge(f"the snapshot would be larger than the limit of {limit} bytes")
 
 
 def describe(exc: BaseException) -> str:

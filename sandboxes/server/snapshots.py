@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,20 +24,20 @@ from sandboxes.errors import (
     InvalidPath,
     SnapshotCorrupt,
     SnapshotFailed,
-    SnapshotTooLarge,
     TemplateNotFound,
 )
-from sandboxes.kernels.kernel import KernelDied
+from sandboxes.kernels.kernel import KernelDied, in_own_namespace
 from sandboxes.server import files, kernel_state, namespace_drain, namespace_feed
 from sandboxes.server.contexts import CodeContext, History
 from sandboxes.server.registry import Registry
 from sandboxes.server.sandbox import ServerSandbox
-from sandboxes.server.snapshot_archive import ArchiveReader, ArchiveWriter, StreamedMember
+from sandboxes.server.snapshot_archive import ArchiveReader, ArchiveWriter, StreamedMember, too_large
 from sandboxes.server.snapshot_store import SnapshotStore
 
 STATE_DIR = ".sandbox-state"  # in the workdir; never part of the snapshot's files
 KERNEL_STATE_SOURCE = Path(kernel_state.__file__).read_text()
 STATE_TIMEOUT = 600.0
+STATE_NAMESPACE = "__sandbox_state__"
 
 
 def _state_path(context_id: str) -> str:
@@ -45,7 +46,7 @@ def _state_path(context_id: str) -> str:
 
 def _cell(call: str) -> str:
     """A silent cell running kernel_state's ``call`` in a namespace of its own."""
-    return f"exec({KERNEL_STATE_SOURCE + chr(10) + call!r}, {{'__name__': '__sandbox_state__'}})"
+    return in_own_namespace(f"{KERNEL_STATE_SOURCE}\n{call}", STATE_NAMESPACE)
 
 
 def _report(stdout: str) -> dict[str, Any]:
@@ -134,7 +135,7 @@ class Snapshots:
             await asyncio.to_thread(member.reset)
             report = await self._save_namespace(sandbox, context, member, drop_unpicklable=True)
         if report.get("error") == "too_large":
-            raise SnapshotTooLarge(f"the snapshot would be larger than the limit of {self.max_bytes} bytes")
+            raise too_large(self.max_bytes)
         if "error" in report:
             message = report.get("message")
             raise SnapshotFailed(f"context {context.id}'s state could not be saved: {message}")
@@ -155,23 +156,11 @@ class Snapshots:
     ) -> dict[str, Any]:
         """One attempt: the kernel pickles into a named pipe that we drain into ``member``."""
         state = _state_path(context.id)
-        await asyncio.to_thread(files.make_fifo, sandbox.workdir, state, owner=self.registry.config.owner)
-        try:
+        async with _pipe(sandbox.workdir, state, self.registry.config.owner):
             fd = await asyncio.to_thread(files.open_fifo_for_reading, sandbox.workdir, state)
-            stop = threading.Event()
-            draining = asyncio.create_task(asyncio.to_thread(namespace_drain.drain, fd, member.write, stop))
-            try:
+            async with _beside(functools.partial(namespace_drain.drain, fd, member.write)):
                 call = f"save({'/home/user/' + state!r}, {member.room()}, {drop_unpicklable})"
-                report = _report(await context.run_silent(_cell(call), STATE_TIMEOUT))
-            except KernelDied as exc:
-                raise SnapshotFailed(f"context {context.id}: {exc}") from None
-            finally:
-                stop.set()
-                await asyncio.wait([draining])
-            draining.result()  # over the limit, whatever the kernel reported
-        finally:
-            await asyncio.to_thread(files.remove, sandbox.workdir, state)
-        return report
+                return await _run_state_cell(context, call, context.id)
 
     # Restoring ------------------------------------------------------------------------------
 
@@ -271,23 +260,11 @@ class Snapshots:
             if replayed:  # rebuild what could not be saved; the saved values then go on top
                 for cell in history.cells:
                     await context.run_silent(cell, self.registry.config.default_cell_timeout)
-            owner = self.registry.config.owner
-            await asyncio.to_thread(files.make_fifo, sandbox.workdir, state, owner=owner)
-            stop = threading.Event()
             chunks = reader.read_chunks(f"contexts/{saved['id']}.pkl")
-            feeding = asyncio.create_task(
-                asyncio.to_thread(namespace_feed.feed, chunks, sandbox.workdir, state, stop)
-            )
-            try:
-                load = _cell(f"load({'/home/user/' + state!r})")
-                report = _report(await context.run_silent(load, STATE_TIMEOUT))
-            except KernelDied as exc:
-                raise SnapshotFailed(f"context {saved['id']}: {exc}") from None
-            finally:
-                stop.set()
-                await asyncio.wait([feeding])
-                await asyncio.to_thread(files.remove, sandbox.workdir, state)
-            feeding.result()  # a damaged namespace says so, whatever the kernel made of it
+            async with _pipe(sandbox.workdir, state, self.registry.config.owner):
+                async with _beside(functools.partial(namespace_feed.feed, chunks, sandbox.workdir, state)):
+                    load = f"load({'/home/user/' + state!r})"
+                    report = await _run_state_cell(context, load, saved["id"])
         if "error" in report:
             message = report.get("message")
             raise SnapshotFailed(f"context {saved['id']}'s state could not be loaded: {message}")
@@ -307,6 +284,39 @@ def _restore_workdir(path: Path, workdir: Path, owner: tuple[int, int] | None) -
             reader.restore_workdir(workdir, owner)
         except InvalidPath as exc:
             raise SnapshotCorrupt(f"the snapshot holds a file it cannot: {exc}") from None
+
+
+async def _run_state_cell(context: CodeContext, call: str, shown_id: object) -> dict[str, Any]:
+    """Run kernel_state's ``call`` in ``context``; its report."""
+    try:
+        return _report(await context.run_silent(_cell(call), STATE_TIMEOUT))
+    except KernelDied as exc:
+        raise SnapshotFailed(f"context {shown_id}: {exc}") from None
+
+
+@contextlib.asynccontextmanager
+async def _pipe(workdir: Path, state: str, owner: tuple[int, int] | None) -> AsyncIterator[None]:
+    """A named pipe at ``state`` in the workdir for the ``with`` block."""
+    await asyncio.to_thread(files.make_fifo, workdir, state, owner=owner)
+    try:
+        yield
+    finally:
+        await asyncio.to_thread(files.remove, workdir, state)
+
+
+@contextlib.asynccontextmanager
+async def _beside(pump: Callable[[threading.Event], None]) -> AsyncIterator[None]:
+    """Run ``pump`` in a thread while the ``with`` block runs, then stop it and wait for it; what it
+    raised is raised after a block that raised nothing (a damaged or oversized namespace says
+    so, whatever the kernel reported)."""
+    stop = threading.Event()
+    pumping = asyncio.create_task(asyncio.to_thread(pump, stop))
+    try:
+        yield
+    finally:
+        stop.set()
+        await asyncio.wait([pumping])
+    pumping.result()
 
 
 @contextlib.asynccontextmanager
