@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,3 +103,19 @@ class SandboxdProcess:
         self.process.kill()
         self.process.wait()
         self.log.close()
+
+
+@contextlib.contextmanager
+def own_sandboxd_process(
+    settings: dict[str, str], *, prefix: str, start_timeout: float = 60.0
+) -> Iterator[SandboxdProcess]:
+    """A sandboxd with ``settings``, started in a folder of its own (not pytest's tmp_path, whose
+    clean-up cannot remove mounted workdirs); stopped and its folder removed after the block."""
+    base = Path(tempfile.mkdtemp(prefix=prefix))
+    base.chmod(0o755)  # the unprivileged sandbox user must reach the workdirs below
+    process = SandboxdProcess(data_dir=base / "data", log_path=base / "sandboxd.log", settings=settings)
+    try:
+        yield process.start(timeout=start_timeout)
+    finally:
+        process.stop()
+        shutil.rmtree(base, ignore_errors=True)

@@ -3,14 +3,13 @@
 import os
 import shutil
 import socket
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from sandboxes import Sandbox
 from tests.conftest import TEST_SETTINGS
-from tests.sandboxd_process import ROOT, SandboxdProcess
+from tests.sandboxd_process import ROOT, own_sandboxd_process
 
 pytestmark = pytest.mark.skipif(
     shutil.which("runsc") is None or os.geteuid() != 0,
@@ -20,14 +19,9 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def gvisor_sandboxd():
-    base = Path(tempfile.mkdtemp(prefix="sandboxd-gvisor-test-"))
-    base.chmod(0o755)
     settings = {**TEST_SETTINGS, "SANDBOXD_DRIVER": "gvisor", "SANDBOXD_POOL_SIZE": "0"}
-    process = SandboxdProcess(data_dir=base / "data", log_path=base / "sandboxd.log", settings=settings)
-    process.start(timeout=120)
-    yield process
-    process.stop()
-    shutil.rmtree(base)
+    with own_sandboxd_process(settings, prefix="sandboxd-gvisor-test-", start_timeout=120) as process:
+        yield process
 
 
 @pytest.fixture

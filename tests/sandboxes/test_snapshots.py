@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
-import tempfile
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +20,7 @@ from sandboxes import (
     SnapshotTooLarge,
 )
 from tests.conftest import TEST_SETTINGS
-from tests.sandboxd_process import SandboxdProcess
+from tests.sandboxd_process import SandboxdProcess, own_sandboxd_process
 
 ANALYSIS_STATE = """
 import numpy as np, pandas as pd, matplotlib.pyplot as plt
@@ -186,33 +184,35 @@ def test_a_namespace_larger_than_the_disk_quota_is_saved(sandbox, sandboxd, rest
     assert again.run_code("int(big.sum()), big.dtype.name").text == f"({sum(range(10_000_000))}, 'int64')"
 
 
-# A pickler that ignores the size limit it is given: it writes to the pipe under the capped
-# writer until the pipe is closed on it.
-ENDLESS_PICKLER = """
-import sys, types
+def hostile_pickler(dump_body: str) -> str:
+    """A cell that puts, in dill's place, a Pickler whose ``dump(state)`` runs ``dump_body``
+    (``self.capped`` is the size-capped writer kernel_state gives it)."""
+    dump = textwrap.indent(textwrap.dedent(dump_body).strip("\n"), " " * 8)
+    return f"""
+import os, sys, threading, time, types
 class Pickler:
-    dispatch = {}
+    dispatch = {{}}
     def __init__(self, capped, protocol=None):
         self.capped = capped
     def dump(self, state):
-        while True:
-            self.capped.stream.write(b"x" * (1 << 20))
+{dump}
 sys.modules["dill"] = types.SimpleNamespace(Pickler=Pickler)
 """
 
-# A pickler that leaves a thread holding the pipe open, silent, and claims a megabyte it never sent.
-SILENT_HOLDER = """
-import os, sys, threading, time, types
-class Pickler:
-    dispatch = {}
-    def __init__(self, capped, protocol=None):
-        self.capped = capped
-    def dump(self, state):
-        held = open(self.capped.stream.name, "wb")
-        threading.Thread(target=lambda: (time.sleep(3600), held), daemon=True).start()
-        self.capped.written = 1 << 20
-sys.modules["dill"] = types.SimpleNamespace(Pickler=Pickler)
-"""
+
+# It ignores the size limit it is given: it writes to the pipe under the capped writer until
+# the pipe is closed on it.
+ENDLESS_PICKLER = hostile_pickler("""
+    while True:
+        self.capped.stream.write(b"x" * (1 << 20))
+""")
+
+# It leaves a thread holding the pipe open, silent, and claims a megabyte it never sent.
+SILENT_HOLDER = hostile_pickler("""
+    held = open(self.capped.stream.name, "wb")
+    threading.Thread(target=lambda: (time.sleep(3600), held), daemon=True).start()
+    self.capped.written = 1 << 20
+""")
 
 
 def test_a_kernel_that_writes_past_the_limit_is_cut_off(own_sandboxd):
@@ -299,18 +299,10 @@ def test_state_folder_as_a_link_reads_nothing_of_the_host(sandbox, service_still
     service_still_serves()
 
 
-@contextlib.contextmanager
-def sandboxd_of_its_own(**settings: str) -> Iterator[SandboxdProcess]:
+def sandboxd_of_its_own(**settings: str) -> contextlib.AbstractContextManager[SandboxdProcess]:
     """A sandboxd with the test settings and these, that the test may kill."""
-    base = Path(tempfile.mkdtemp(prefix="sandboxd-snap-"))
-    base.chmod(0o755)
     settings = {**TEST_SETTINGS, "SANDBOXD_POOL_SIZE": "1", **settings}
-    process = SandboxdProcess(data_dir=base / "data", log_path=base / "sandboxd.log", settings=settings)
-    try:
-        yield process.start()
-    finally:
-        process.stop()
-        shutil.rmtree(base, ignore_errors=True)
+    return own_sandboxd_process(settings, prefix="sandboxd-snap-")
 
 
 @pytest.fixture

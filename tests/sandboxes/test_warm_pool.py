@@ -1,15 +1,12 @@
 """Sandbox.create() takes a kernel that was started, with pandas (and, warming up in the pool,
 scikit-learn) imported, before it was asked for."""
 
-import shutil
-import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from sandboxes import Sandbox
 from tests.conftest import TEST_SETTINGS
-from tests.sandboxd_process import SandboxdProcess
+from tests.sandboxd_process import own_sandboxd_process
 
 KERNEL_START = """
 import os
@@ -57,24 +54,19 @@ def test_pooled_kernels_are_not_shared(make_sandbox):
 
 def test_the_warm_up_can_be_turned_off():
     """SANDBOXD_POOL_WARM_UP=0: pooled kernels hold only what startup.py imports."""
-    base = Path(tempfile.mkdtemp(prefix="sandboxd-no-warm-up-"))
-    base.chmod(0o755)
     settings = {**TEST_SETTINGS, "SANDBOXD_POOL_SIZE": "1", "SANDBOXD_POOL_WARM_UP": "0"}
-    server = SandboxdProcess(data_dir=base / "data", log_path=base / "sandboxd.log", settings=settings)
-    server.start()
     made: list[Sandbox] = []
+    with own_sandboxd_process(settings, prefix="sandboxd-no-warm-up-") as server:
 
-    def create() -> Sandbox:
-        made.append(Sandbox.create(url=server.url, token=server.token))
-        return made[-1]
+        def create() -> Sandbox:
+            made.append(Sandbox.create(url=server.url, token=server.token))
+            return made[-1]
 
-    try:
-        sandbox = pooled(create)  # a kernel enters the pool once its warm-up, if any, is done
-        imported = sandbox.run_code("import sys; ['pandas' in sys.modules, 'sklearn' in sys.modules]")
-        assert imported.text == "[True, False]"
-    finally:
-        for sandbox in made:
-            sandbox.kill()
-            sandbox.close()
-        server.stop()
-        shutil.rmtree(base, ignore_errors=True)
+        try:
+            sandbox = pooled(create)  # a kernel enters the pool once its warm-up, if any, is done
+            imported = sandbox.run_code("import sys; ['pandas' in sys.modules, 'sklearn' in sys.modules]")
+            assert imported.text == "[True, False]"
+        finally:
+            for sandbox in made:
+                sandbox.kill()
+                sandbox.close()
