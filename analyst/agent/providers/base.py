@@ -71,7 +71,8 @@ class ToolCall:
     """A complete tool call, emitted once all of its arguments have arrived.
 
     ``arguments`` is None when ``raw_arguments`` is not a JSON object; ``error`` then says why,
-    in words fit to show the user and to send back to the model.
+    in words fit to show the user and to send back to the model. ``truncated`` is True when the
+    answer hit its length limit (max_tokens) before the arguments were complete.
     """
 
     id: str
@@ -79,13 +80,21 @@ class ToolCall:
     arguments: dict[str, Any] | None
     raw_arguments: str
     error: str | None = None
+    truncated: bool = False
 
     @classmethod
-    def parse(cls, id: str, name: str, raw_arguments: str) -> ToolCall:
-        """The call with its arguments decoded; empty arguments are an empty object."""
+    def parse(cls, id: str, name: str, raw_arguments: str, *, cut_off: bool = False) -> ToolCall:
+        """The call with its arguments decoded; empty arguments are an empty object.
+
+        ``cut_off`` says the answer stopped at its length limit: arguments that do not decode are
+        then truncated rather than invalid.
+        """
         try:
             arguments = json.loads(raw_arguments or "{}")
         except ValueError as exc:
+            if cut_off:
+                error = f"the arguments for {name} were cut off by the answer's length limit"
+                return cls(id, name, None, raw_arguments, error, truncated=True)
             return cls(id, name, None, raw_arguments, f"the arguments for {name} are not valid JSON: {exc}")
         if not isinstance(arguments, dict):
             error = f"the arguments for {name} must be a JSON object, not {type(arguments).__name__}"
@@ -97,13 +106,16 @@ class ToolCall:
 class Finished:
     """The model stopped: always the last event of a stream.
 
-    ``stop_reason`` is "end_turn", "tool_use" or "max_tokens" when the provider's reason means one
-    of those, else the provider's own word. Token counts are None when the provider did not say.
+    ``stop_reason`` is "end_turn", "tool_use", "max_tokens" or "refusal" when the provider's reason
+    means one of those, else the provider's own word. ``refusal`` is the model's explanation when
+    it declined (OpenAI's ``refusal`` text), else None. Token counts are None when the provider
+    did not say.
     """
 
     stop_reason: str
     input_tokens: int | None = None
     output_tokens: int | None = None
+    refusal: str | None = None
 
 
 StreamEvent = TextDelta | ToolCall | Finished

@@ -3,7 +3,8 @@
     ProviderError                 provider_error
     ├── MissingApiKey             missing_api_key        no key in the environment
     ├── AuthenticationFailed      authentication_failed  401 / 403
-    ├── UnknownModel              unknown_model          404, not_found_error, model_not_found
+    ├── UnknownModel              unknown_model          not_found_error naming a model, model_not_found
+    ├── EndpointNotFound          endpoint_not_found     any other 404: the base URL is wrong
     ├── RateLimited          (r)  rate_limited           429, after retries
     ├── ProviderUnavailable  (r)  provider_unavailable   5xx, overloaded, unreachable, cut off
     ├── MalformedStream           malformed_stream       the answer is not the protocol we speak
@@ -49,6 +50,12 @@ class UnknownModel(ProviderError):
     """The provider does not know the model."""
 
     code = "unknown_model"
+
+
+class EndpointNotFound(ProviderError):
+    """The provider has no such endpoint: its base URL is wrong."""
+
+    code = "endpoint_not_found"
 
 
 class RateLimited(ProviderError):
