@@ -7,6 +7,7 @@ from analyst.models.sessions import AnalysisSession, Message, Turn
 from analyst.models.shares import ShareLink
 from analyst.models.snapshots import KernelSnapshot
 from analyst.models.tokens import ApiToken
+from analyst.models.usage import ModelCall
 
 __all__ = [
     "AnalysisSession",
@@ -16,6 +17,7 @@ __all__ = [
     "Event",
     "KernelSnapshot",
     "Message",
+    "ModelCall",
     "ShareLink",
     "Turn",
 ]
