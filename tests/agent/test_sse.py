@@ -43,8 +43,13 @@ def test_an_event_without_data_is_not_dispatched_and_its_name_does_not_leak():
     assert events_of("event: lonely\n\ndata: x\n\n") == [ServerSentEvent("message", "x")]
 
 
-def test_an_event_cut_off_by_the_end_of_the_stream_is_dropped():
-    assert events_of("data: whole\n\ndata: half") == [ServerSentEvent("message", "whole")]
+def test_a_last_event_without_its_closing_blank_line_is_still_dispatched():
+    # Servers and proxies that end the stream right after the last data line exist; dropping
+    # that event (the spec's rule) lost Anthropic's message_stop and with it the whole answer.
+    assert events_of("data: whole\n\nevent: message_stop\ndata: last") == [
+        ServerSentEvent("message", "whole"),
+        ServerSentEvent("message_stop", "last"),
+    ]
 
 
 def test_json_that_does_not_parse_is_a_malformed_stream():
@@ -64,6 +69,23 @@ def read(chunks: list[bytes], content_type: str = "text/event-stream") -> Iterat
 def test_crlf_and_cr_line_endings_even_split_across_chunks():
     chunks = [b"event: a\r", b"\ndata: 1\r\n\r", b"\nevent: b\rdata: 2\r\r"]
     assert list(read(chunks)) == [ServerSentEvent("a", "1"), ServerSentEvent("b", "2")]
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\u0085"])
+def test_only_cr_and_lf_end_lines_not_unicode_separators(separator):
+    # The APIs send these raw inside JSON strings (openai/openai-python#1230); str.splitlines()
+    # and httpx's iter_lines() break lines at them and so cut the event's JSON in two.
+    payload = f'data: {{"text": "a{separator}b"}}\n\n'.encode()
+    cut = payload.index(separator.encode()) + 1  # inside the character's bytes, or just after
+    assert [e.json() for e in read([payload[:cut], payload[cut:]])] == [{"text": f"a{separator}b"}]
+
+
+def test_a_byte_order_mark_at_the_start_is_dropped():
+    assert list(read([b"\xef\xbb\xbfdata: x\n\n"])) == [ServerSentEvent("message", "x")]
+
+
+def test_a_stream_ending_in_a_lone_cr_ends_its_line():
+    assert list(read([b"data: x\r"])) == [ServerSentEvent("message", "x")]
 
 
 def test_utf8_split_inside_a_character():
