@@ -73,13 +73,22 @@ def test_an_http_date_retry_after(server, sleeps):
     assert len(sleeps) == 1 and 27 <= sleeps[0] <= 30
 
 
-def test_retry_after_is_capped(server, sleeps):
+def test_a_retry_after_longer_than_the_cap_fails_at_once_saying_how_long(server, sleeps):
+    # Waiting silently for the cap (60 s) and then failing anyway held the turn and its worker.
+    server.script(anthropic_error(429, "rate_limit_error", "slow down", headers={"retry-after": "5400"}))
+    with pytest.raises(RateLimited, match=r"slow down \(the provider asks to wait 90 min"):
+        ask(anthropic(server, sleeps))
+    assert sleeps == []
+    assert len(server.requests) == 1
+
+
+def test_a_retry_after_at_the_cap_is_waited_for(server, sleeps):
+    cap = RetryPolicy().max_retry_after
     server.script(
-        anthropic_error(429, "rate_limit_error", "slow down", headers={"retry-after": "86400"}),
-        anthropic_text("ok"),
+        openai_error(429, "Rate limit reached", headers={"retry-after": f"{cap:.0f}"}), openai_text("ok")
     )
-    ask(anthropic(server, sleeps))
-    assert sleeps == [RetryPolicy().max_retry_after]
+    ask(openai(server, sleeps))
+    assert sleeps == [cap]
 
 
 @pytest.mark.parametrize(

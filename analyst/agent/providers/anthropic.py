@@ -33,6 +33,7 @@ from analyst.agent.providers.errors import (
     RateLimited,
     UnknownModel,
     from_status,
+    wrong_endpoint,
 )
 from analyst.agent.providers.http import HttpProvider
 from analyst.agent.providers.retry import open_stream
@@ -41,6 +42,8 @@ from analyst.agent.providers.sse import ServerSentEvent, iter_events
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
 
+# Anthropic's stop reasons in the providers' shared words; others (pause_turn ...) pass as they are.
+STOP_REASONS = {"stop_sequence": "end_turn"}
 ERROR_TYPES: dict[str, type[ProviderError]] = {
     "authentication_error": AuthenticationFailed,
     "permission_error": AuthenticationFailed,
@@ -144,16 +147,24 @@ def _block(part: Part) -> dict[str, Any]:
 
 
 def error_from_response(response: httpx.Response) -> ProviderError:
-    """The error an error response stands for: ``{"type": "error", "error": {"type", "message"}}``."""
+    """The error an error response stands for: ``{"type": "error", "error": {"type", "message"}}``.
+
+    A 404 names an unknown model only when its message says "model: ..."; any other 404 (the
+    API's "Not Found" for an unknown path, or a server that is not Anthropic's) means the base
+    URL is wrong.
+    """
     try:
         body = response.json()
     except ValueError:
         body = None
     status = response.status_code
     detail = body.get("error") if isinstance(body, dict) else None
+    kind = str(detail.get("type", "")) if isinstance(detail, dict) else ""
+    message = str(detail.get("message", "")) if isinstance(detail, dict) else response.text[:200]
+    if status == 404 and not (kind == "not_found_error" and message.startswith("model")):
+        return wrong_endpoint(response.request, "ANTHROPIC_BASE_URL")
     if not isinstance(detail, dict):
-        return from_status(status, f"anthropic answered HTTP {status}: {response.text[:200]}")
-    kind, message = str(detail.get("type", "")), str(detail.get("message", ""))
+        return from_status(status, f"anthropic answered HTTP {status}: {message}")
     cls = ERROR_TYPES.get(kind)
     text = f"anthropic {kind or 'error'} (HTTP {status}): {message}"
     return cls(text) if cls else from_status(status, text)
@@ -169,8 +180,9 @@ def _error_from_event(data: dict[str, Any]) -> ProviderError:
 
 
 def parse_stream(events: Iterable[ServerSentEvent]) -> Iterator[StreamEvent]:
-    """Anthropic's events as TextDelta, ToolCall (at its block's end) and a final Finished.
+    """Anthropic's events as TextDelta, ToolCall (once the stop reason is known) and a final Finished.
 
+    Blocks other than text and tool_use (thinking, server tools, types added later) are skipped.
     Raises MalformedStream for events out of order or a stream that ends before message_stop,
     and the matching ProviderError for an ``error`` event.
     """
@@ -187,7 +199,11 @@ def parse_stream(events: Iterable[ServerSentEvent]) -> Iterator[StreamEvent]:
         except (KeyError, TypeError, AttributeError) as exc:
             raise MalformedStream(f"unexpected {kind} event: {event.data[:200]}") from exc
         if message.stopped:
-            yield Finished(message.stop_reason or "", message.input_tokens, message.output_tokens)
+            cut_off = message.stop_reason == "max_tokens"
+            for block in message.tool_calls:
+                yield ToolCall.parse(block.id, block.name, block.raw_arguments(), cut_off=cut_off)
+            reason = STOP_REASONS.get(message.stop_reason or "", message.stop_reason or "")
+            yield Finished(reason, message.input_tokens, message.output_tokens)
             return
     raise MalformedStream("the stream ended before message_stop")
 
@@ -209,6 +225,7 @@ class _Message:
     started: bool = False
     stopped: bool = False
     blocks: dict[int, _Block] = field(default_factory=dict)
+    tool_calls: list[_Block] = field(default_factory=list)  # ended tool_use blocks, in order
     stop_reason: str | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -229,18 +246,17 @@ class _Message:
         elif kind == "content_block_delta":
             yield from self._delta(self._open(data["index"]), data["delta"])
         elif kind == "content_block_stop":
-            block = self._open(data["index"])
-            del self.blocks[data["index"]]
-            if block.kind == "tool_use":
-                yield ToolCall.parse(block.id, block.name, block.raw_arguments())
+            self._close(data["index"])
         elif kind == "message_delta":
             self.stop_reason = data["delta"].get("stop_reason") or self.stop_reason
             self._usage(data.get("usage") or {})
         elif kind == "message_stop":
-            if self.blocks:
-                raise MalformedStream(f"message_stop with content blocks {sorted(self.blocks)} still open")
             if not self.stop_reason:
                 raise MalformedStream("message_stop without a stop_reason")
+            if self.blocks and self.stop_reason != "max_tokens":
+                raise MalformedStream(f"message_stop with content blocks {sorted(self.blocks)} still open")
+            for index in sorted(self.blocks):  # the length limit cut them off mid-block
+                self._close(index)
             self.stopped = True
         # Other event types are new additions to the protocol: ignored, as Anthropic asks.
 
@@ -259,14 +275,20 @@ class _Message:
     def _delta(self, block: _Block, delta: dict[str, Any]) -> Iterator[StreamEvent]:
         kind = delta["type"]
         if kind == "text_delta":
-            if block.kind != "text":
-                raise MalformedStream(f"text_delta in a {block.kind} block")
-            if delta["text"]:
+            if block.kind == "tool_use":
+                raise MalformedStream("text_delta in a tool_use block")
+            if block.kind == "text" and delta["text"]:
                 yield TextDelta(delta["text"])
-        elif kind == "input_json_delta":
-            if block.kind != "tool_use":
-                raise MalformedStream(f"input_json_delta in a {block.kind} block")
+        elif kind == "input_json_delta" and block.kind == "tool_use":
             block.json_parts.append(delta["partial_json"])
+        # Deltas of other blocks (thinking, signatures, a server tool's input, citations) are
+        # not ours to read.
+
+    def _close(self, index: int) -> None:
+        block = self._open(index)
+        del self.blocks[index]
+        if block.kind == "tool_use":
+            self.tool_calls.append(block)
 
     def _open(self, index: int) -> _Block:
         if index not in self.blocks:

@@ -29,6 +29,7 @@ from analyst.agent.providers.errors import (
     ProviderUnavailable,
     UnknownModel,
     from_status,
+    wrong_endpoint,
 )
 from analyst.agent.providers.http import HttpProvider
 from analyst.agent.providers.retry import open_stream
@@ -36,7 +37,12 @@ from analyst.agent.providers.sse import ServerSentEvent, iter_events
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 IMAGE_OMITTED = "[image omitted: this model does not accept images]"
-STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
+STOP_REASONS = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+}
 # Error codes that say more than the HTTP status: quota is a 429 that no retry will fix.
 ERROR_CODES: dict[str, type[ProviderError]] = {
     "model_not_found": UnknownModel,
@@ -49,6 +55,7 @@ class OpenAIProvider(HttpProvider):
 
     ``api_key`` may be None for servers that need none (Ollama). ``max_tokens_field`` names the
     length limit: OpenAI's own models want "max_completion_tokens", older servers "max_tokens".
+    ``base_url_setting`` is the variable an error about a wrong base URL tells the user to check.
     """
 
     def __init__(
@@ -61,10 +68,12 @@ class OpenAIProvider(HttpProvider):
         timeout: float = 120.0,
         supports_images: bool = True,
         max_tokens_field: str = "max_completion_tokens",
+        base_url_setting: str = "OPENAI_BASE_URL",
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         """``timeout`` bounds each wait for the next bytes; ``max_retries`` come after the first try."""
         self.supports_images = supports_images
+        self._base_url_setting = base_url_setting
         self._headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
         self._url = base_url.rstrip("/") + "/chat/completions"
         self._max_tokens_field = max_tokens_field
@@ -97,8 +106,11 @@ class OpenAIProvider(HttpProvider):
         request = self._http.build_request(
             "POST", self._url, json=body, headers=self._headers, timeout=self._timeout
         )
-        with open_stream(self._http, request, self._retry, error_from_response) as response:
+        with open_stream(self._http, request, self._retry, self._error_from_response) as response:
             yield from parse_stream(iter_events(response))
+
+    def _error_from_response(self, response: httpx.Response) -> ProviderError:
+        return error_from_response(response, base_url_setting=self._base_url_setting)
 
 
 def wire_messages(system: str, messages: list[ChatMessage], *, images: bool) -> list[dict[str, Any]]:
@@ -172,16 +184,34 @@ def _image(image: ImagePart) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": f"data:{image.media_type};base64,{image.data}"}}
 
 
-def error_from_response(response: httpx.Response) -> ProviderError:
-    """The error an error response stands for: ``{"error": {"message", "type", "code"}}``."""
+def error_from_response(
+    response: httpx.Response, *, base_url_setting: str = "OPENAI_BASE_URL"
+) -> ProviderError:
+    """The error an error response stands for: ``{"error": {"message", "type", "code"}}``.
+
+    A 404 names an unknown model when its code is model_not_found or its message speaks of a
+    model (Ollama: "model \"x\" not found, try pulling it first"); any other 404 (OpenAI's
+    "Invalid URL (POST /v1/v1/chat/completions)") means ``base_url_setting`` is wrong.
+    """
     try:
         body = response.json()
     except ValueError:
         body = None
     status = response.status_code
-    if not isinstance(body, dict) or "error" not in body:
+    detail = body.get("error") if isinstance(body, dict) else None
+    if status == 404 and not _names_a_model(detail):
+        return wrong_endpoint(response.request, base_url_setting)
+    if detail is None:
         return from_status(status, f"openai-compatible server answered HTTP {status}: {response.text[:200]}")
-    return _error(body["error"], status)
+    return _error(detail, status)
+
+
+def _names_a_model(detail: object) -> bool:
+    if isinstance(detail, dict):
+        if detail.get("code") == "model_not_found":
+            return True
+        detail = detail.get("message", "")
+    return isinstance(detail, str) and "model" in detail.lower()
 
 
 def _error(detail: object, status: int | None) -> ProviderError:
@@ -199,8 +229,10 @@ def _error(detail: object, status: int | None) -> ProviderError:
 def parse_stream(events: Iterable[ServerSentEvent]) -> Iterator[StreamEvent]:
     """Chat completion chunks as TextDelta, ToolCall (once the choice finishes) and Finished.
 
-    Only the first choice is read. Raises MalformedStream for chunks that are not objects or a
-    stream that ends without a finish_reason, and the matching ProviderError for an error chunk.
+    Only the choice with index 0 is read. Refusal text (``delta.refusal``) is collected into
+    Finished's ``refusal``, not streamed as text. Raises MalformedStream for chunks that are not
+    objects or a stream that ends without a finish_reason, and the matching ProviderError for an
+    error chunk.
     """
     answer = _Answer()
     for event in events:
@@ -217,8 +249,7 @@ def parse_stream(events: Iterable[ServerSentEvent]) -> Iterator[StreamEvent]:
             raise MalformedStream(f"unexpected chunk: {event.data[:200]}") from exc
     if answer.finish_reason is None:
         raise MalformedStream("the stream ended without a finish_reason")
-    reason = "tool_use" if answer.calls else STOP_REASONS.get(answer.finish_reason, answer.finish_reason)
-    yield Finished(reason, answer.input_tokens, answer.output_tokens)
+    yield answer.finished()
 
 
 @dataclass
@@ -231,6 +262,7 @@ class _PendingCall:
 @dataclass
 class _Answer:
     calls: dict[int, _PendingCall] = field(default_factory=dict)
+    refusal: list[str] = field(default_factory=list)
     finish_reason: str | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -239,18 +271,30 @@ class _Answer:
         if chunk.get("usage"):
             self.input_tokens = chunk["usage"].get("prompt_tokens")
             self.output_tokens = chunk["usage"].get("completion_tokens")
-        choices = chunk.get("choices") or []
-        if not choices or self.finish_reason is not None:
+        choice = next((c for c in chunk.get("choices") or [] if c.get("index", 0) == 0), None)
+        if choice is None or self.finish_reason is not None:
             return
-        delta = choices[0].get("delta") or {}
+        delta = choice.get("delta") or {}
         if delta.get("content"):
             yield TextDelta(delta["content"])
+        if delta.get("refusal"):
+            self.refusal.append(delta["refusal"])
         for fragment in delta.get("tool_calls") or []:
             self._add(fragment)
-        if choices[0].get("finish_reason"):
-            self.finish_reason = choices[0]["finish_reason"]
+        if choice.get("finish_reason"):
+            self.finish_reason = choice["finish_reason"]
+            cut_off = self.finish_reason == "length"
             for call in self.calls.values():
-                yield ToolCall.parse(call.id, call.name, "".join(call.arguments))
+                yield ToolCall.parse(call.id, call.name, "".join(call.arguments), cut_off=cut_off)
+
+    def finished(self) -> Finished:
+        reason = STOP_REASONS.get(self.finish_reason or "", self.finish_reason or "")
+        if self.calls and reason == "end_turn":  # some compatible servers say "stop" after calls
+            reason = "tool_use"
+        refusal = "".join(self.refusal) or None
+        if refusal is not None:
+            reason = "refusal"
+        return Finished(reason, self.input_tokens, self.output_tokens, refusal)
 
     def _add(self, fragment: dict[str, Any]) -> None:
         index = fragment.get("index")

@@ -34,7 +34,8 @@ class RetryPolicy:
     def delay(self, attempt: int, retry_after: str | None = None) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based).
 
-        The server's Retry-After (seconds or an HTTP date) wins, capped at ``max_retry_after``;
+        The server's Retry-After (seconds or an HTTP date) wins, capped at ``max_retry_after``
+        (``open_stream`` gives up at once on a longer one);
         otherwise exponential backoff, capped at ``max_delay``, with its upper half jittered.
         """
         asked = parse_retry_after(retry_after)
@@ -98,7 +99,20 @@ def _send(
             error, cause = from_transport(exc, request.url), exc
         if not error.retryable:
             raise error from cause
+        asked = parse_retry_after(retry_after)
+        if asked is not None and asked > policy.max_retry_after:
+            # Waiting that long in silence would hold the turn and its worker: say it instead.
+            later = f"asks to wait {_duration(asked)} before the next request"
+            raise type(error)(f"{error.message} (the provider {later}; try again then)") from cause
         if attempt >= policy.attempts:
             raise type(error)(f"{error.message} (gave up after {attempt} attempts)") from cause
         policy.sleep(policy.delay(attempt, retry_after))
         attempt += 1
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -50,7 +50,12 @@ def _openai(env: Mapping[str, str], http: httpx.Client | None) -> Provider:
 def _ollama(env: Mapping[str, str], http: httpx.Client | None) -> Provider:
     base_url = env.get("OLLAMA_BASE_URL") or DEFAULT_OLLAMA_URL
     return OpenAIProvider(
-        None, base_url=base_url, http=http, supports_images=False, max_tokens_field="max_tokens"
+        None,
+        base_url=base_url,
+        http=http,
+        supports_images=False,
+        max_tokens_field="max_tokens",
+        base_url_setting="OLLAMA_BASE_URL",
     )
 
 
