@@ -95,6 +95,14 @@ def from_status(status: int, message: str) -> ProviderError:
     return BadRequest(message)
 
 
+def wrong_endpoint(request: httpx.Request, setting: str) -> EndpointNotFound:
+    """A 404 for the request's path itself: the base URL (``setting``) does not lead to the API."""
+    return EndpointNotFound(
+        f"{request.method} {request.url} answered 404 Not Found: no such API endpoint there;"
+        f" check {setting} (it should be the API's root, which the path is added to)"
+    )
+
+
 def from_transport(exc: httpx.TransportError, url: httpx.URL) -> ProviderError:
     """httpx's transport errors (connect, read, timeout, protocol) as a ProviderUnavailable."""
     if isinstance(exc, httpx.TimeoutException):
