@@ -8,6 +8,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from analyst import events
@@ -24,7 +25,10 @@ class TurnRefused(Exception):
 
 
 def check_can_start(session: AnalysisSession) -> None:
-    if session.turns.exclude(status__in=Turn.FINISHED).exists():
+    """A new turn may start, or wait behind a turn that is only saving the kernel (it then
+    starts as soon as that save ends); never behind one that still thinks or runs a cell."""
+    unfinished = session.turns.exclude(status__in=Turn.FINISHED)
+    if unfinished.exclude(status=Turn.Status.RUNNING, saving=True).exists():
         raise TurnRefused("a turn is already running in this session; wait for it or stop it")
 
 
@@ -36,7 +40,9 @@ def do_start_turn(*, session: AnalysisSession, user: AbstractBaseUser, kind: str
         AnalysisSession.objects.select_for_update().filter(id=session.id).first()
         check_can_start(session)
         turn = Turn.objects.create(session=session, requested_by=user, kind=kind, input=text)
-        transaction.on_commit(lambda: run_turn.delay(turn.id))  # before the broadcast: sooner to work
+        # Before the broadcast: sooner to work. A turn queued behind a saving one is only claimed
+        # once that one ends, and that end enqueues it again (see claim and dispatch_next).
+        transaction.on_commit(lambda: run_turn.delay(turn.id))
         if kind == Turn.Kind.CHAT:
             events.append(session.id, "user_message", {"text": text}, turn=turn)
         else:
@@ -54,6 +60,7 @@ def do_cancel(*, session: AnalysisSession) -> Turn | None:
         turn, Turn.Status.CANCELLED, claimed_from=Turn.Status.QUEUED
     ):
         events.append(session.id, "turn_cancelled", {}, turn=turn)
+        dispatch_next(session.id)
         return turn
     if session.sandbox_id:
         interrupt_kernel(session.sandbox_id)
@@ -74,11 +81,17 @@ def interrupt_kernel(sandbox_id: str) -> None:
 
 
 def claim(turn_id: int) -> Turn | None:
-    """Take a queued turn for this worker; None when another delivery already has it."""
+    """Take a queued turn for this worker; None when another delivery already has it, or while
+    an earlier turn of its session is unfinished (that turn's end enqueues this one again)."""
     now = timezone.now()
     lease = now + timezone.timedelta(seconds=settings.ANALYST_TURN_LEASE)
-    claimed = Turn.objects.filter(id=turn_id, status=Turn.Status.QUEUED).update(
-        status=Turn.Status.RUNNING, started_at=now, lease_expires_at=lease
+    earlier = Turn.objects.filter(session=OuterRef("session"), id__lt=OuterRef("id")).exclude(
+        status__in=Turn.FINISHED
+    )
+    claimed = (
+        Turn.objects.filter(id=turn_id, status=Turn.Status.QUEUED)
+        .exclude(Exists(earlier))
+        .update(status=Turn.Status.RUNNING, started_at=now, lease_expires_at=lease)
     )
     return Turn.objects.select_related("session", "requested_by").get(id=turn_id) if claimed else None
 
@@ -87,7 +100,14 @@ def execute(turn_id: int) -> None:
     """The worker's side of a turn: claim it, re-check who may run it, run it, record the end."""
     turn = claim(turn_id)
     if turn is None:
-        return  # a duplicate delivery, or a turn already ended: nothing to do, nothing twice
+        return  # a duplicate delivery, a turn already ended or one still waiting: nothing twice
+    try:
+        run_claimed(turn)
+    finally:
+        dispatch_next(turn.session_id)  # after this turn's end and its event, never before
+
+
+def run_claimed(turn: Turn) -> None:
     if turn.session.owner_id != turn.requested_by_id:
         finish(turn, Turn.Status.FAILED, error="not the session's owner")
         return
@@ -121,9 +141,18 @@ def end(turn: Turn, status: str, event: str, payload: dict[str, object]) -> None
 
 def finish(turn: Turn, status: str, *, error: str = "", claimed_from: str = Turn.Status.RUNNING) -> bool:
     updated = Turn.objects.filter(id=turn.id, status=claimed_from).update(
-        status=status, finished_at=timezone.now(), error=error
+        status=status, finished_at=timezone.now(), error=error, saving=False
     )
     return bool(updated)
+
+
+def dispatch_next(session_id: object) -> None:
+    """Enqueue the session's oldest queued turn: one may be waiting for the turn that just ended."""
+    from analyst.tasks import run_turn
+
+    waiting = Turn.objects.filter(session_id=session_id, status=Turn.Status.QUEUED).order_by("id").first()
+    if waiting is not None:
+        run_turn.delay(waiting.id)
 
 
 def fail_orphans() -> int:
@@ -133,5 +162,6 @@ def fail_orphans() -> int:
         reason = "the worker running this turn stopped; ask again"
         if finish(turn, Turn.Status.FAILED, error=reason):
             events.append(turn.session_id, "turn_failed", {"reason": reason}, turn=turn)
+            dispatch_next(turn.session_id)
             count += 1
     return count

@@ -122,6 +122,8 @@ class SessionKernel:
         """Snapshot the kernel after a turn that ran code; a failure is a notice, not an error."""
         if not (self.used and settings.ANALYST_SNAPSHOT_AFTER_TURN and self._sandbox):
             return
+        # From here the turn's work is done: a question sent meanwhile queues behind it.
+        Turn.objects.filter(id=turn.id).update(saving=True)
         try:
             kernel_snapshots.take(self.session, self._sandbox, turn)
         except SnapshotTooLarge:

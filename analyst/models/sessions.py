@@ -65,6 +65,8 @@ class Turn(models.Model):
     input = models.TextField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     cancel_requested = models.BooleanField(default=False)
+    # Set while its worker snapshots the kernel after the turn's work: the next turn may queue.
+    saving = models.BooleanField(default=False)
     # A running turn's worker renews this; a turn whose lease lapsed lost its worker.
     lease_expires_at = models.DateTimeField(null=True)
     error = models.TextField(blank=True, default="")
