@@ -178,8 +178,13 @@ def test_no_system_and_no_tools_are_left_out(server, provider):
 
 def test_tool_results_go_before_text_in_a_user_message(server, provider):
     server.script(anthropic_text("ok"))
-    run(provider, [ChatMessage("user", [TextPart("note"), ToolResultPart("toolu_1", [TextPart("4")])])])
-    assert [b["type"] for b in server.requests[0].json["messages"][0]["content"]] == ["tool_result", "text"]
+    messages = [
+        *HELLO,
+        ChatMessage("assistant", [ToolCallPart("toolu_1", "run_python", {"code": "2 + 2"})]),
+        ChatMessage("user", [TextPart("note"), ToolResultPart("toolu_1", [TextPart("4")])]),
+    ]
+    run(provider, messages)
+    assert [b["type"] for b in server.requests[0].json["messages"][2]["content"]] == ["tool_result", "text"]
 
 
 @pytest.mark.parametrize("raw_arguments", ['{"code": "print(1)"', '["print(1)"]'])

@@ -210,7 +210,7 @@ def test_a_model_without_images_gets_notes_instead(server):
         ChatMessage("assistant", [ToolCallPart("call_1", "run_python", {"code": "plot()"})]),
         ChatMessage("user", [ToolResultPart("call_1", [TextPart("done"), ImagePart("image/png", "BBBB")])]),
     ]
-    with OpenAIProvider(None, base_url=server.openai_base_url, supports_images=False) as provider:
+    with OpenAIProvider(None, base_url=server.ollama_base_url, supports_images=False) as provider:
         assert provider.supports_images is False
         run(provider, messages, tools=[])
     request = server.requests[0]

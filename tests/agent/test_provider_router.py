@@ -87,15 +87,15 @@ def test_openai_route(server):
 
 def test_ollama_route_needs_no_key_and_takes_no_images(server):
     server.script(openai_text("hi"))
-    env = {"OLLAMA_BASE_URL": server.openai_base_url}
+    env = {"OLLAMA_BASE_URL": server.ollama_base_url}
     provider, model = provider_for("ollama/qwen2.5:7b", env=env)
     assert isinstance(provider, OpenAIProvider) and not provider.supports_images
     assert model == "qwen2.5:7b"
     ask(provider, model)
     request = server.requests[0]
-    assert request.path == "/v1/chat/completions"
+    assert request.path == "/ollama/v1/chat/completions"
     assert "authorization" not in request.headers
-    assert request.json["max_tokens"] == 10
+    assert request.json["max_tokens"] == 10 and "max_completion_tokens" not in request.json
 
 
 def test_model_names_may_hold_slashes():

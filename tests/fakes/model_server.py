@@ -1,4 +1,4 @@
-"""A scripted model server: real HTTP on 127.0.0.1 speaking Anthropic's and OpenAI's streaming formats.
+"""A scripted model server: real HTTP on 127.0.0.1 speaking Anthropic's, OpenAI's and Ollama's APIs.
 
 Each request takes the next scripted reply; streamed replies go out in small chunked writes, with
 SSE events split mid-line, so clients really stream. Every request is recorded for assertions::
@@ -18,12 +18,35 @@ As a pytest fixture::
 
 Replies: ``anthropic_text``, ``anthropic_tool_call``, ``anthropic_events`` (any event list),
 ``anthropic_error``; ``openai_text``, ``openai_tool_call``, ``openai_chunks``, ``openai_error``;
-``error`` (any status and body) and ``raw`` (any bytes). ``reply.cut(after_chunks=n)`` drops the
-connection mid-answer; ``reply.paced(seconds)`` streams slowly (for stop-button tests).
+``error`` (any status and body), ``raw`` (any bytes) and ``recorded`` (a recorded stream's file,
+byte for byte). ``reply.cut(after_chunks=n)`` drops the connection mid-answer;
+``reply.paced(seconds)`` streams slowly (for stop-button tests). JSON goes out as raw UTF-8, never
+``\\uXXXX`` escapes, as the real APIs send it.
 
-Anthropic replies answer only POST .../v1/messages and OpenAI replies only .../chat/completions:
-a request to another path gets a 404 and leaves the reply queued. A request with nothing left to
-answer gets a 418 whose message says so. On a clean exit, replies never requested fail the test.
+The server is as strict as the real APIs, answering with their status codes and error bodies:
+
+- Anthropic, POST exactly ``{url}/v1/messages``: 401 without ``x-api-key``; 400 without the
+  ``anthropic-version`` header, ``model``, ``max_tokens`` or ``messages``; 400 when the first
+  message is not the user's, on empty content (but for a final assistant message), on an empty or
+  all-whitespace text block, on a ``tool_result`` answering no ``tool_use`` of the message before,
+  and on a ``tool_use`` whose ``tool_result`` does not lead the next message. Consecutive messages
+  of one role are merged first, as the API does (its error for such a request, recorded in
+  anthropic-sdk-python, counts the merged messages).
+- OpenAI, POST exactly ``{openai_base_url}/chat/completions``: 401 without
+  ``Authorization: Bearer ...``; 400 without ``model`` or ``messages``, on an assistant message with
+  neither content nor tool_calls, on a ``tool`` message answering no tool_call of the assistant
+  message before it, and on tool_calls not each answered by the tool messages right after.
+- Ollama, POST exactly ``{ollama_base_url}/chat/completions``: OpenAI's rules without a key.
+  Ollama reads ``max_tokens`` and ignores ``max_completion_tokens``; it refuses neither, so a test
+  asserts the field in ``requests[n].json``.
+- Any other path gets the 404 that API answers for it (Anthropic's ``not_found_error``, OpenAI's
+  "Invalid URL (POST /path)", Ollama's plain "404 page not found").
+
+A refused request is recorded and answered at once, and leaves the next reply queued for the
+request that gets it right. Anthropic replies answer only Anthropic's endpoint and OpenAI replies
+only a chat completions endpoint (OpenAI's or Ollama's): asked by the other, a reply stays queued
+and the request gets a 404 saying so. A request with nothing left to answer gets a 418 whose
+message says so. On a clean exit, replies never requested fail the test.
 """
 
 from __future__ import annotations
@@ -34,14 +57,27 @@ import re
 import threading
 import time
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 ANTHROPIC_PATH = "/v1/messages"
-OPENAI_PATH = "/chat/completions"
+OPENAI_PATH = "/v1/chat/completions"
+OLLAMA_PATH = "/ollama/v1/chat/completions"
 EVENT_STREAM = {"content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache"}
+OPENAI_NO_KEY = (
+    "You didn't provide an API key. You need to provide your API key in an Authorization header"
+    " using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (i.e."
+    " user:YOUR_KEY) when using HTTP Basic Auth. You can obtain an API key from"
+    " https://platform.openai.com/account/api-keys."
+)
+
+Api = Literal["anthropic", "openai", "ollama"]
+Protocol = Literal["messages", "chat"]  # what a reply speaks: Anthropic's Messages, or chat completions
+ENDPOINTS: dict[str, Api] = {ANTHROPIC_PATH: "anthropic", OPENAI_PATH: "openai", OLLAMA_PATH: "ollama"}
 
 
 @dataclass(frozen=True)
@@ -51,7 +87,7 @@ class Reply:
     status: int
     chunks: tuple[bytes, ...]
     headers: dict[str, str] = field(default_factory=dict)
-    path_suffix: str | None = None  # the request path must end with this, else 404
+    protocol: Protocol | None = None  # the endpoints it answers; None: any
     pause: float = 0.002  # seconds between chunks
     cut_after: int | None = None  # drop the connection after this many chunks
 
@@ -74,6 +110,11 @@ class RecordedRequest:
     @property
     def json(self) -> Any:
         return json.loads(self.body)
+
+    @property
+    def api(self) -> Api | None:
+        """The API whose endpoint the request asked for, or None for any other path."""
+        return ENDPOINTS.get(self.path.partition("?")[0])
 
 
 class ScriptedModelServer:
@@ -101,8 +142,13 @@ class ScriptedModelServer:
 
     @property
     def openai_base_url(self) -> str:
-        """``<url>/v1``: an OpenAI-style base URL (it adds /chat/completions)."""
+        """``<url>/v1``: OpenAI's base URL (it adds /chat/completions)."""
         return f"{self.url}/v1"
+
+    @property
+    def ollama_base_url(self) -> str:
+        """``<url>/ollama/v1``: an Ollama server's OpenAI-compatible base URL; it needs no key."""
+        return f"{self.url}/ollama/v1"
 
     def env(self, **overrides: str) -> dict[str, str]:
         """Environment for ``provider_for``: every provider pointed here, with test keys."""
@@ -111,7 +157,7 @@ class ScriptedModelServer:
             "ANTHROPIC_BASE_URL": self.url,
             "OPENAI_API_KEY": "test-openai-key",
             "OPENAI_BASE_URL": self.openai_base_url,
-            "OLLAMA_BASE_URL": self.openai_base_url,
+            "OLLAMA_BASE_URL": self.ollama_base_url,
             **overrides,
         }
 
@@ -148,11 +194,15 @@ class ScriptedModelServer:
     def _answer(self, request: RecordedRequest) -> Reply:
         with self._lock:
             self.requests.append(request)
+            refusal = refusal_for(request)
+            if refusal is not None:
+                return refusal
             if not self._replies:
                 return _server_error(418, f"no reply scripted for request #{len(self.requests)}")
             reply = self._replies[0]
-            if reply.path_suffix and not request.path.endswith(reply.path_suffix):
-                message = f"the next reply answers POST ...{reply.path_suffix}, not {request.path}"
+            protocol = "messages" if request.api == "anthropic" else "chat"
+            if reply.protocol and reply.protocol != protocol:
+                message = f"the next reply answers {reply.protocol} requests, not POST {request.path}"
                 return _server_error(404, message)
             return self._replies.popleft()
 
@@ -193,9 +243,212 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _server_error(status: int, message: str) -> Reply:
+    """A complaint about the test's script (not the request), in Anthropic's error shape."""
     kind = "not_found_error" if status == 404 else "invalid_request_error"
     return error(
         status, {"type": "error", "error": {"type": kind, "message": f"ScriptedModelServer: {message}"}}
+    )
+
+
+# What the real APIs refuse ---------------------------------------------------------------------
+
+
+def refusal_for(request: RecordedRequest) -> Reply | None:
+    """The error the real API would answer ``request`` with, or None when it would take it."""
+    if request.api is None:
+        return _not_found(request)
+    try:
+        body = json.loads(request.body)
+    except ValueError:
+        body = None
+    if request.api == "anthropic":
+        return _anthropic_refusal(request.headers, body)
+    scheme, _, key = request.headers.get("authorization", "").partition(" ")
+    if request.api == "openai" and not (scheme == "Bearer" and key.strip()):
+        return openai_error(401, OPENAI_NO_KEY)
+    return _chat_refusal(body)
+
+
+def _not_found(request: RecordedRequest) -> Reply:
+    if request.path.startswith("/ollama/"):
+        return error(404, "404 page not found")  # Ollama's Go router, in plain text
+    if "x-api-key" in request.headers or "anthropic-version" in request.headers:
+        return anthropic_error(404, "not_found_error", "Not Found")
+    return openai_error(404, f"Invalid URL ({request.method} {request.path})")
+
+
+def _anthropic_refusal(headers: dict[str, str], body: Any) -> Reply | None:
+    if not headers.get("x-api-key"):
+        return anthropic_error(401, "authentication_error", "x-api-key header is required")
+    if not headers.get("anthropic-version"):
+        return _invalid("anthropic-version: header is required")
+    if not isinstance(body, dict):
+        return _invalid("The request body is not valid JSON.")
+    for name in ("model", "max_tokens", "messages"):
+        if name not in body:
+            return _invalid(f"{name}: Field required")
+    messages = body["messages"]
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        return _invalid("messages: Input should be a valid list")
+    problem = _anthropic_content_problem(messages) or _anthropic_tool_problem(_merged(messages))
+    return _invalid(problem) if problem else None
+
+
+def _invalid(message: str) -> Reply:
+    return anthropic_error(400, "invalid_request_error", message)
+
+
+def _anthropic_content_problem(messages: list[dict[str, Any]]) -> str | None:
+    if messages and messages[0].get("role") != "user":
+        return 'messages: first message must use the "user" role'
+    for number, message in enumerate(messages):
+        if message.get("role") not in ("user", "assistant"):
+            return f"messages.{number}.role: Input should be 'user' or 'assistant'"
+        blocks = _blocks(message.get("content"))
+        final_assistant = number == len(messages) - 1 and message["role"] == "assistant"
+        if not blocks and not final_assistant:
+            return (
+                f"messages.{number}: all messages must have non-empty content except for"
+                " the optional final assistant message"
+            )
+        texts = [block.get("text") for block in _text_blocks(blocks)]
+        if any(text == "" for text in texts):
+            return "messages: text content blocks must be non-empty"
+        if texts and not any(isinstance(text, str) and text.strip() for text in texts):
+            return "messages: text content blocks must contain non-whitespace text"
+    return None
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    """A message's content as blocks: a string is one text block (none when empty)."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return [block for block in content or [] if isinstance(block, dict)]
+
+
+def _text_blocks(blocks: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The text blocks among ``blocks``, those inside tool results too."""
+    for block in blocks:
+        if block.get("type") == "text":
+            yield block
+        elif block.get("type") == "tool_result" and isinstance(block.get("content"), list):
+            yield from _text_blocks(block["content"])
+
+
+def _merged(messages: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Consecutive messages of one role as one, as the API joins them before it checks tool use."""
+    merged: list[tuple[str, list[dict[str, Any]]]] = []
+    for message in messages:
+        if merged and merged[-1][0] == message["role"]:
+            merged[-1][1].extend(_blocks(message["content"]))
+        else:
+            merged.append((message["role"], _blocks(message["content"])))
+    return merged
+
+
+def _anthropic_tool_problem(messages: list[tuple[str, list[dict[str, Any]]]]) -> str | None:
+    for number, (role, blocks) in enumerate(messages):
+        if role == "user":
+            before = messages[number - 1][1] if number else []
+            asked = {block.get("id") for block in before if block.get("type") == "tool_use"}
+            for place, block in enumerate(blocks):
+                unasked = block.get("type") == "tool_result" and block.get("tool_use_id") not in asked
+                if unasked:
+                    ids = ", ".join(
+                        str(b.get("tool_use_id"))
+                        for b in blocks
+                        if b.get("type") == "tool_result" and b.get("tool_use_id") not in asked
+                    )
+                    return (
+                        f"messages.{number}.content.{place}: unexpected `tool_use_id` found in"
+                        f" `tool_result` blocks: {ids}. Each `tool_result` block must have a"
+                        " corresponding `tool_use` block in the previous message."
+                    )
+        uses = [block.get("id") for block in blocks if block.get("type") == "tool_use"]
+        if role == "assistant" and uses:
+            after = messages[number + 1][1] if number + 1 < len(messages) else []
+            leading = []  # tool results count only at the start of the next message
+            for block in after:
+                if block.get("type") != "tool_result":
+                    break
+                leading.append(block.get("tool_use_id"))
+            missing = [str(id) for id in uses if id not in leading]
+            if missing:
+                return (
+                    f"messages.{number + 1}: `tool_use` ids were found without `tool_result` blocks"
+                    f" immediately after: {', '.join(missing)}. Each `tool_use` block must have a"
+                    " corresponding `tool_result` block in the next message."
+                )
+    return None
+
+
+def _chat_refusal(body: Any) -> Reply | None:
+    """OpenAI's checks of a chat completions body (Ollama's compatible endpoint shares them)."""
+    if not isinstance(body, dict):
+        return openai_error(400, "We could not parse the JSON body of your request.")
+    if not body.get("model"):
+        return openai_error(400, "you must provide a model parameter")
+    if "messages" not in body:
+        return openai_error(
+            400,
+            "Missing required parameter: 'messages'.",
+            param="messages",
+            code="missing_required_parameter",
+        )
+    messages = body["messages"]
+    if not isinstance(messages, list) or not messages:
+        return openai_error(
+            400,
+            "Invalid 'messages': empty array. Expected an array with minimum length 1,"
+            " but got an empty array instead.",
+            param="messages",
+            code="empty_array",
+        )
+    unanswered: list[str] = []  # tool_call ids of the last assistant message not yet answered
+    answerable: set[str] = set()
+    for number, message in enumerate(messages):
+        role = message.get("role") if isinstance(message, dict) else None
+        if role != "tool" and unanswered:
+            return _unanswered(unanswered, number)
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if not call_id:
+                return openai_error(
+                    400,
+                    "Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'.",
+                    param=f"messages.[{number}].tool_call_id",
+                )
+            if call_id not in answerable:
+                return openai_error(
+                    400,
+                    "Invalid parameter: messages with role 'tool' must be a response to a preceeding"
+                    " message with 'tool_calls'.",
+                    param=f"messages.[{number}].role",
+                )
+            unanswered = [id for id in unanswered if id != call_id]
+            continue
+        answerable = set()
+        if role == "assistant":
+            calls = message.get("tool_calls") or []
+            if message.get("content") is None and not calls:
+                return openai_error(
+                    400,
+                    "Invalid value for 'content': expected a string, got null.",
+                    param=f"messages.[{number}].content",
+                )
+            unanswered = [str(call.get("id")) for call in calls if isinstance(call, dict)]
+            answerable = set(unanswered)
+    if unanswered:
+        return _unanswered(unanswered, len(messages))
+    return None
+
+
+def _unanswered(ids: list[str], number: int) -> Reply:
+    return openai_error(
+        400,
+        "An assistant message with 'tool_calls' must be followed by tool messages responding to each"
+        f" 'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(ids)}",
+        param=f"messages.[{number}].role",
     )
 
 
@@ -204,7 +457,7 @@ def _server_error(status: int, message: str) -> Reply:
 
 def sse(event: str | None, data: Any) -> bytes:
     """One server-sent event; ``data`` is JSON-encoded unless it is already a str."""
-    text = data if isinstance(data, str) else json.dumps(data)
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
     head = f"event: {event}\n" if event else ""
     return (head + "".join(f"data: {line}\n" for line in text.split("\n")) + "\n").encode()
 
@@ -234,15 +487,26 @@ def error(status: int, body: dict[str, Any] | str, headers: dict[str, str] | Non
     if isinstance(body, str):
         content, content_type = body.encode(), "text/plain; charset=utf-8"
     else:
-        content, content_type = json.dumps(body).encode(), "application/json"
+        content, content_type = json.dumps(body, ensure_ascii=False).encode(), "application/json"
     return Reply(status, (content,), {"content-type": content_type, **(headers or {})})
 
 
 def raw(
     status: int, body: bytes, content_type: str = "text/event-stream", headers: dict[str, str] | None = None
 ) -> Reply:
-    """Exactly these bytes, in two chunks, on any path: for garbage and framing tests."""
+    """Exactly these bytes, in two chunks, on any endpoint: for garbage and framing tests."""
     return Reply(status, _halves([body]), {"content-type": content_type, **(headers or {})})
+
+
+def recorded(path: Path, *, chunk_size: int = 61) -> Reply:
+    """A recorded stream's file served byte for byte, on any endpoint.
+
+    The bytes go out in ``chunk_size`` pieces, cutting lines and multi-byte characters apart, as
+    a network may; nothing is added, so a file lacking its last blank line is sent without it.
+    """
+    body = path.read_bytes()
+    chunks = tuple(body[start : start + chunk_size] for start in range(0, len(body), chunk_size))
+    return Reply(200, chunks, dict(EVENT_STREAM), pause=0.0)
 
 
 # Anthropic Messages ----------------------------------------------------------------------------
@@ -251,7 +515,7 @@ def raw(
 def anthropic_events(events: list[dict[str, Any]], *, headers: dict[str, str] | None = None) -> Reply:
     """A stream of Anthropic events, each named by its "type", exactly as given."""
     body = [sse(event.get("type"), event) for event in events]
-    return Reply(200, _halves(body), {**EVENT_STREAM, **(headers or {})}, path_suffix=ANTHROPIC_PATH)
+    return Reply(200, _halves(body), {**EVENT_STREAM, **(headers or {})}, protocol="messages")
 
 
 def anthropic_text(
@@ -342,7 +606,7 @@ def openai_chunks(
 ) -> Reply:
     """``data:`` events of these chunk objects, then ``data: [DONE]`` unless ``done`` is False."""
     body = [sse(None, chunk) for chunk in chunks] + ([sse(None, "[DONE]")] if done else [])
-    return Reply(200, _halves(body), {**EVENT_STREAM, **(headers or {})}, path_suffix=OPENAI_PATH)
+    return Reply(200, _halves(body), {**EVENT_STREAM, **(headers or {})}, protocol="chat")
 
 
 def openai_chunk(
@@ -400,11 +664,13 @@ def openai_error(
     message: str,
     *,
     type: str = "invalid_request_error",
+    param: str | None = None,
     code: str | None = None,
     headers: dict[str, str] | None = None,
 ) -> Reply:
     """OpenAI's error body, e.g. ``openai_error(404, "no such model", code="model_not_found")``."""
-    return error(status, {"error": {"message": message, "type": type, "param": None, "code": code}}, headers)
+    detail = {"message": message, "type": type, "param": param, "code": code}
+    return error(status, {"error": detail}, headers)
 
 
 def _openai_envelope(model: str) -> dict[str, Any]:
