@@ -16,6 +16,9 @@ EARLIER_OMITTED = (
     " variables they made.]"
 )
 INTERRUPTED = "[no result: the turn ended before this cell finished (stopped, timed out or lost)]"
+# Stand-ins for an answer with nothing in it: every provider refuses an empty message.
+DECLINED = "[The model declined to answer this.]"
+NO_ANSWER = "[The model returned no answer to this.]"
 
 
 def part_to_json(part: Part) -> dict[str, Any]:
@@ -70,8 +73,24 @@ def load(session: AnalysisSession, current: Turn, *, limit: int | None = None) -
         messages.append(ChatMessage("user", [TextPart(EARLIER_OMITTED)]))
     for role, stored, turn_id in rows:
         add(messages, role, [part_from_json(p, keep_images=turn_id == current.id) for p in stored])
+    _fill_empty_answers(messages)
     _answer_dangling_calls(messages)
     return messages
+
+
+def _fill_empty_answers(messages: list[ChatMessage]) -> None:
+    """Assistant messages stored with nothing in them (an empty answer, before such answers were
+    stored as a note) get the note, so the session and its forks can go on."""
+    for message in messages:
+        if message.role == "assistant" and not any(_has_content(part) for part in message.parts):
+            message.parts[:] = [
+                TextPart(NO_ANSWER),
+                *(p for p in message.parts if not isinstance(p, TextPart)),
+            ]
+
+
+def _has_content(part: Part) -> bool:
+    return not isinstance(part, TextPart) or bool(part.text.strip())
 
 
 def _starts_a_turn(row: tuple[str, list[dict[str, Any]], int | None]) -> bool:

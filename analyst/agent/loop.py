@@ -9,12 +9,13 @@ from typing import Any
 
 from django.conf import settings
 
-from analyst import events
+from analyst import events, usage
 from analyst.agent import connections, history
 from analyst.agent.lease import Lease
 from analyst.agent.prompt import system_prompt
 from analyst.agent.providers import (
     ChatMessage,
+    Finished,
     Provider,
     ProviderError,
     TextDelta,
@@ -80,13 +81,18 @@ class TurnRunner:
         for round in range(settings.ANALYST_MAX_TOOL_ROUNDS):
             if round:  # before the first, a cancel ends the turn while it is still queued
                 self.check_cancelled()
-            text, calls = self.answer(provider, model, messages)
-            parts: list[Any] = [TextPart(text)] if text else []
+            text, calls, finished = self.answer(provider, model, messages)
+            parts: list[Any] = [TextPart(text)] if text.strip() else []
             parts += [ToolCallPart(c.id, c.name, c.arguments or {}) for c in calls]
-            self.remember(messages, "assistant", parts)
-            if text:
+            if text.strip():
                 self.emit("assistant_message", {"text": text})
+            if finished.stop_reason == "refusal" or not parts:
+                self.say_no_answer(messages, parts, finished)
+                return
+            self.remember(messages, "assistant", parts)
             if not calls:
+                if finished.stop_reason == "max_tokens":
+                    self.notice_cut_off()
                 return
             results = [self.call_tool(call, provider.supports_images) for call in calls]
             self.remember(messages, "user", results)
@@ -94,15 +100,38 @@ class TurnRunner:
         message = f"Stopped after {rounds} rounds of tool calls in one turn; ask again to continue."
         self.emit("error", {"code": "too_many_rounds", "message": message})
 
+    def say_no_answer(self, messages: list[ChatMessage], parts: list[Any], finished: Finished) -> None:
+        """A refusal or an empty answer: shown as such, and kept in the history as a note, never
+        as an empty message (every provider refuses a conversation holding one)."""
+        if finished.stop_reason == "refusal":
+            why = finished.refusal or ""
+            message = f"The model declined: {why}" if why else "The model declined to answer."
+            code, note = "model_declined", why or history.DECLINED
+        else:
+            message = "The model returned nothing."
+            code, note = "empty_answer", history.NO_ANSWER
+        self.emit("error", {"code": code, "message": message})
+        if not any(isinstance(part, TextPart) for part in parts):
+            parts = [TextPart(note), *parts]
+        # Tool calls in a refused answer are not run; the history answers them as interrupted.
+        self.remember(messages, "assistant", parts)
+
+    def notice_cut_off(self) -> None:
+        limit = settings.ANALYST_MAX_TOKENS
+        text = f"The answer was cut off at its length limit ({limit:,} tokens, ANALYST_MAX_TOKENS)."
+        self.emit("notice", {"text": text + " Ask the model to continue."})
+
     def remember(self, messages: list[ChatMessage], role: str, parts: list[Any]) -> None:
         history.save(self.session, self.turn, role, parts)
         history.add(messages, role, parts)
 
     def answer(
         self, provider: Provider, model: str, messages: list[ChatMessage]
-    ) -> tuple[str, list[ToolCall]]:
-        """Stream one model answer: text deltas coalesced into events, tool calls collected."""
+    ) -> tuple[str, list[ToolCall], Finished]:
+        """Stream one model answer: text deltas coalesced into events, tool calls collected,
+        its token counts recorded."""
         text, pending, calls = [], [], []
+        finished = Finished("")
         last_flush = time.monotonic()
         stream = provider.stream(
             model=model,
@@ -122,9 +151,17 @@ class TurnRunner:
                         self.check_cancelled()
                 elif isinstance(item, ToolCall):
                     calls.append(item)
+                elif isinstance(item, Finished):
+                    finished = item
+                    usage.record_call(
+                        turn=self.turn,
+                        model=self.session.model,
+                        input_tokens=item.input_tokens,
+                        output_tokens=item.output_tokens,
+                    )
         if pending:
             self.emit("assistant_delta", {"text": "".join(pending)})
-        return "".join(text), calls
+        return "".join(text), calls, finished
 
     def call_tool(self, call: ToolCall, images: bool) -> ToolResultPart:
         problem = self.tool_problem(call)
@@ -140,6 +177,13 @@ class TurnRunner:
     def tool_problem(call: ToolCall) -> str:
         if call.name != RUN_PYTHON.name:
             return f"The model called a tool that does not exist: {call.name!r} (only run_python exists)."
+        if call.truncated:
+            limit = settings.ANALYST_MAX_TOKENS
+            return (
+                f"The run_python call was cut off by the answer's length limit ({limit:,} tokens)"
+                " before its code was complete, so nothing ran. Write shorter code, or split the"
+                " work into several cells."
+            )
         if call.error or call.arguments is None:
             return f"The model's run_python call had invalid arguments: {call.error or 'not a JSON object'}."
         if not isinstance(call.arguments.get("code"), str):
