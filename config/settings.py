@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -164,6 +165,23 @@ ANALYST_MAX_UPLOAD = envbytes("ANALYST_MAX_UPLOAD", 200 << 20)
 ANALYST_DELTA_INTERVAL = envfloat("ANALYST_DELTA_INTERVAL", 0.075)
 # A running turn renews its lease this often (seconds); a lapsed lease means its worker died.
 ANALYST_TURN_LEASE = envint("ANALYST_TURN_LEASE", 15)
+# Usage: USD per million input and output tokens by model route ("ollama/*" prices a provider's
+# every model); ANALYST_PRICES, a JSON object of the same shape, adds to or overrides these (null
+# unprices one). A model without a price shows its tokens and "cost unknown".
+ANALYST_PRICES: dict[str, dict[str, float] | None] = {
+    "anthropic/claude-sonnet-4-5": {"input": 3, "output": 15},
+    "openai/gpt-4.1": {"input": 2, "output": 8},
+    "ollama/*": {"input": 0, "output": 0},
+    **json.loads(envstr("ANALYST_PRICES", "{}")),
+}
+for _route, _price in ANALYST_PRICES.items():
+    if _price is not None and not (
+        isinstance(_price, dict)
+        and all(isinstance(_price.get(k), int | float) and _price[k] >= 0 for k in ("input", "output"))
+    ):
+        raise RuntimeError(f'ANALYST_PRICES[{_route!r}] must be {{"input": <USD>, "output": <USD>}} or null')
+# Input plus output tokens a user's chat turns may use per UTC day; 0 means no budget.
+ANALYST_DAILY_TOKEN_BUDGET = envint("ANALYST_DAILY_TOKEN_BUDGET", 0)
 
 LOGGING = {
     "version": 1,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from analyst import forks, sessions, turns
+from analyst import forks, sessions, turns, usage
 from analyst.agent.providers.router import missing_key
 from analyst.api.auth import ApiError, api_view, json_body
 from analyst.models import AnalysisSession, Turn
@@ -45,7 +45,12 @@ def session_detail(request: HttpRequest, session_id: str) -> JsonResponse:
             raise ApiError(400, "invalid_request", str(exc)) from None
     # Whether its model can answer here: the page warns when the provider has no key.
     return JsonResponse(
-        {**sessions.as_dict(session), "model_key_missing": missing_key(session.model) is not None}
+        {
+            **sessions.as_dict(session),
+            "model_key_missing": missing_key(session.model) is not None,
+            "usage": usage.session_usage(session),
+            "budget": usage.budget_dict(request.user),
+        }
     )
 
 
@@ -70,6 +75,8 @@ def _start(request: HttpRequest, session_id: str, kind: str, field: str) -> Json
         turn = turns.do_start_turn(session=session, user=request.user, kind=kind, text=text)
     except turns.TurnRefused as exc:
         raise ApiError(409, "turn_running", str(exc)) from None
+    except usage.TokenBudgetExhausted as exc:
+        raise ApiError(429, "token_budget_exhausted", str(exc)) from None
     return JsonResponse({"turn": turn.id, "status": turn.status}, status=202)
 
 
