@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from analyst import events
+from analyst import events, usage
 from analyst.agent.loop import TurnCancelled, TurnRunner
 from analyst.agent.providers import ProviderError
 from analyst.models import AnalysisSession, Turn
@@ -39,6 +39,8 @@ def do_start_turn(*, session: AnalysisSession, user: AbstractBaseUser, kind: str
     with transaction.atomic():
         AnalysisSession.objects.select_for_update().filter(id=session.id).first()
         check_can_start(session)
+        if kind == Turn.Kind.CHAT:
+            usage.check_budget(user)  # a code cell costs no tokens: it always runs
         turn = Turn.objects.create(session=session, requested_by=user, kind=kind, input=text)
         # Before the broadcast: sooner to work. A turn queued behind a saving one is only claimed
         # once that one ends, and that end enqueues it again (see claim and dispatch_next).
@@ -136,7 +138,8 @@ def run_claimed(turn: Turn) -> None:
 
 def end(turn: Turn, status: str, event: str, payload: dict[str, object]) -> None:
     if finish(turn, status, error=str(payload.get("reason", ""))):
-        events.append(turn.session_id, event, payload, turn=turn)
+        spent = usage.turn_usage(turn).as_dict()
+        events.append(turn.session_id, event, {**payload, "usage": spent}, turn=turn)
 
 
 def finish(turn: Turn, status: str, *, error: str = "", claimed_from: str = Turn.Status.RUNNING) -> bool:
