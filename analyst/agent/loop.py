@@ -206,10 +206,10 @@ class TurnRunner:
         )
         if execution.error is not None:
             error = execution.error
-            self.emit(
-                "error", {"name": error.name, "value": error.value, "traceback": error.traceback, **tag}
-            )
+            value = self.kernel.death.cause if self.kernel.death else error.value  # the rest follows
+            self.emit("error", {"name": error.name, "value": value, "traceback": error.traceback, **tag})
         self.emit("cell_done", {"failed": execution.error is not None, **tag})
+        self.kernel.announce()  # a kernel that died in this cell: what came back, below the cell
         self.check_cancelled()
         return execution
 

@@ -5,7 +5,9 @@ process at a time."""
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -15,12 +17,33 @@ from analyst import kernel_snapshots
 from analyst.agent import connections
 from analyst.agent.replacement_lock import replacing_sandbox
 from analyst.models import AnalysisSession, KernelSnapshot, Turn
-from sandboxes import Execution, Sandbox, SandboxError, SandboxExpired, SandboxNotFound, SnapshotTooLarge
+from sandboxes import (
+    Execution,
+    ExecutionError,
+    Sandbox,
+    SandboxError,
+    SandboxExpired,
+    SandboxNotFound,
+    SnapshotTooLarge,
+)
 
 log = logging.getLogger(__name__)
 
 Emit = Callable[[str, dict[str, Any]], None]
 GONE = (SandboxNotFound, SandboxExpired)
+KERNEL_DIED = "KernelDied"
+DIED = re.compile(r"The kernel died \((.*)\)\. It was restarted", re.DOTALL)  # sandboxd's words
+
+
+@dataclass(frozen=True)
+class Death:
+    """A kernel died in a cell: ``cause`` says so in a sentence, ``text`` adds what came back,
+    and ``event`` / ``payload`` is the event that tells the user."""
+
+    cause: str
+    text: str
+    event: str
+    payload: dict[str, Any]
 
 
 class SessionKernel:
@@ -28,6 +51,7 @@ class SessionKernel:
         self.session = session
         self.emit = emit
         self.used = False  # a cell ran, so the kernel's state may have changed
+        self.death: Death | None = None  # the last cell's kernel died: what came back
         self._sandbox: Sandbox | None = None
 
     def notice(self, text: str) -> None:
@@ -75,18 +99,24 @@ class SessionKernel:
         return self._create()
 
     def _restore(self, snapshot: KernelSnapshot) -> Sandbox:
+        when = timezone.localtime(snapshot.created_at).strftime("%Y-%m-%d %H:%M:%S")
+        sandbox, payload = self._bring_back(
+            snapshot, f"The kernel had stopped; its variables and files as of {when} were restored."
+        )
+        self.emit("kernel_restored", payload)
+        return sandbox
+
+    def _bring_back(self, snapshot: KernelSnapshot, text: str) -> tuple[Sandbox, dict[str, Any]]:
+        """Adopt a sandbox restored from ``snapshot``, with the uploads made since; the
+        kernel_restored payload that says so in ``text``. Raises SandboxError."""
         sandbox = kernel_snapshots.restore(self.session, snapshot)
         self._adopt(sandbox)
         self._put_files(self.session.files.filter(uploaded_at__gt=snapshot.created_at))
         unsaved = sandbox.restore_report.unsaved if sandbox.restore_report else []
-        when = timezone.localtime(snapshot.created_at).strftime("%Y-%m-%d %H:%M:%S")
-        text = f"The kernel had stopped; its variables and files as of {when} were restored."
         if unsaved:
             text += f" These could not be saved and are gone: {', '.join(unsaved)}."
         taken_at = snapshot.created_at.isoformat()
-        payload = {"text": text, "snapshot": snapshot.id, "taken_at": taken_at, "unsaved": unsaved}
-        self.emit("kernel_restored", payload)
-        return sandbox
+        return sandbox, {"text": text, "snapshot": snapshot.id, "taken_at": taken_at, "unsaved": unsaved}
 
     def _create(self) -> Sandbox:
         sandbox = Sandbox.create(
@@ -108,15 +138,65 @@ class SessionKernel:
                 self._sandbox.files.write(data_file.path, content)
 
     def run(self, code: str, **handlers: Any) -> Execution:
-        """Run a cell, in a replaced sandbox if the session's one vanished since we connected."""
+        """Run a cell, in a replaced sandbox if the session's one vanished since we connected.
+
+        A kernel that died in the cell (out of memory, a crash) comes back from the session's
+        latest snapshot: the execution's error then says what came back and what was lost (so
+        the model reads it), ``death`` holds the event that says so, for ``announce``."""
         self.used = True
+        self.death = None
         try:
-            return self.sandbox().run_code(code, timeout=settings.ANALYST_CELL_TIMEOUT, **handlers)
+            execution = self.sandbox().run_code(code, timeout=settings.ANALYST_CELL_TIMEOUT, **handlers)
         except GONE:
             connections.forget(self.session.sandbox_id)
             self._sandbox = None
             self._replace("The kernel expired while idle")
-            return self.sandbox().run_code(code, timeout=settings.ANALYST_CELL_TIMEOUT, **handlers)
+            execution = self.sandbox().run_code(code, timeout=settings.ANALYST_CELL_TIMEOUT, **handlers)
+        if execution.error is not None and execution.error.name == KERNEL_DIED:
+            self.death = self._recover(execution.error)
+            execution.error = ExecutionError(KERNEL_DIED, self.death.text, "")
+        return execution
+
+    def announce(self) -> None:
+        """Emit what came back after a kernel died in the last cell (after that cell's events)."""
+        if self.death is not None:
+            self.emit(self.death.event, self.death.payload)
+
+    def _recover(self, error: ExecutionError) -> Death:
+        """sandboxd restarted the dead kernel empty: put the latest snapshot in its place."""
+        match = DIED.match(error.value)
+        reason = match.group(1).removeprefix("the kernel process ") if match else error.value
+        said = "out of memory?" if "signal 9" in reason else reason
+        cause = f"The kernel died while running this cell ({said})"
+        empty = "so it continues empty: variables and imports are gone, files in the workdir are kept."
+        dead = self._sandbox
+        with replacing_sandbox(self.session.id):
+            snapshot = kernel_snapshots.latest(self.session)
+            if snapshot is None:
+                text = f"{cause}; no saved state of it exists, {empty}"
+                return Death(cause, text, "notice", {"text": text})
+            when = timezone.localtime(snapshot.created_at).strftime("%H:%M:%S")
+            text = (
+                f"{cause}; its variables and files as of {when} were restored. Lost: whatever this"
+                " cell and any since that snapshot changed."
+            )
+            try:
+                sandbox, payload = self._bring_back(snapshot, text)
+            except SandboxError as exc:
+                log.warning("session %s: restoring snapshot %s failed: %s", self.session.id, snapshot.id, exc)
+                text = f"{cause}; its saved state could not be restored ({exc.message}), {empty}"
+                return Death(cause, text, "notice", {"text": text})
+        if dead is not None and dead is not sandbox:
+            self._discard(dead)
+        return Death(cause, payload["text"], "kernel_restored", payload)
+
+    @staticmethod
+    def _discard(sandbox: Sandbox) -> None:
+        try:
+            sandbox.kill()
+        except SandboxError as exc:
+            log.info("could not kill replaced sandbox %s: %s", sandbox.sandbox_id, exc)
+        connections.forget(sandbox.sandbox_id)
 
     def save(self, turn: Turn) -> None:
         """Snapshot the kernel after a turn that ran code; a failure is a notice, not an error."""
