@@ -9,6 +9,7 @@ import { followBottom } from "./scroll.js";
 import { StatusBar } from "./status.js";
 import { Transcript } from "./transcript.js";
 import { Turns } from "./turns.js";
+import { SessionUsage } from "./usage.js";
 
 const TURN_ENDS = new Set(["turn_done", "turn_cancelled", "turn_failed"]);
 
@@ -44,10 +45,12 @@ if (owner) {
   dock.append(composer.element);
 }
 
+const usage = new SessionUsage();
 const header = el(
   "header",
   { class: "app-header" },
   el("h1", { class: "session-title", text: config.title }),
+  usage.element,
 );
 if (files) {
   const toggle = el("button", {
@@ -84,7 +87,10 @@ new EventStream({
     transcript.apply(event);
     turns.apply(event);
     if (event.type === "file_added") files?.fileAdded(event.payload);
-    else if (TURN_ENDS.has(event.type)) files?.refresh();
+    else if (TURN_ENDS.has(event.type)) {
+      files?.refresh();
+      usage.add(event.turn, event.payload?.usage);
+    }
   },
 }).start();
 

@@ -3,6 +3,7 @@ import { el } from "./dom.js";
 import { tableShape } from "./format.js";
 import { appendStream, renderCellError, renderProblem, renderResult } from "./render.js";
 import { highlighted, markdownFragment } from "./sanitize.js";
+import { turnUsageText } from "./usage.js";
 
 // A cell has finished when one of these follows it (cell_done says so; the others are for a
 // turn that ended without it: stopped, failed, its worker lost).
@@ -68,13 +69,16 @@ export class Transcript {
           }),
         );
       case "turn_done":
-        return this.endTurn();
+        this.endTurn();
+        return this.usage(payload.usage);
       case "turn_cancelled":
         this.endTurn();
-        return this.notice("Stopped.", type);
+        this.notice("Stopped.", type);
+        return this.usage(payload.usage);
       case "turn_failed":
         this.endTurn();
-        return this.add(renderProblem(`The turn failed: ${payload.reason ?? "unknown reason"}`));
+        this.add(renderProblem(`The turn failed: ${payload.reason ?? "unknown reason"}`));
+        return this.usage(payload.usage);
     }
   }
 
@@ -164,6 +168,12 @@ export class Transcript {
     box.dataset.type = type;
     if (before) before.before(box);
     else this.add(box);
+  }
+
+  /** The small print under a turn that called the model: its tokens and their cost. */
+  usage(spent) {
+    if (!spent?.calls) return;
+    this.add(el("p", { class: "turn-usage", testid: "turn-usage", text: turnUsageText(spent) }));
   }
 
   settle() {
