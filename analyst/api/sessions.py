@@ -6,6 +6,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from analyst import forks, sessions, turns, usage
+from analyst.agent.providers import availability
 from analyst.agent.providers.router import missing_key
 from analyst.api.auth import ApiError, api_view, json_body
 from analyst.models import AnalysisSession, Turn
@@ -43,11 +44,12 @@ def session_detail(request: HttpRequest, session_id: str) -> JsonResponse:
             raise ApiError(400, "invalid_model", str(exc)) from None
         except ValueError as exc:
             raise ApiError(400, "invalid_request", str(exc)) from None
-    # Whether its model can answer here: the page warns when the provider has no key.
+    # Whether its model can answer here, and if not why: the page turns Send off and says so.
     return JsonResponse(
         {
             **sessions.as_dict(session),
             "model_key_missing": missing_key(session.model) is not None,
+            "model_unavailable": availability.check(session.model).reason or None,
             "usage": usage.session_usage(session),
             "budget": usage.budget_dict(request.user),
         }

@@ -15,6 +15,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from analyst import forks, sessions, shares
+from analyst.agent.providers import availability
 from analyst.agent.providers.router import missing_key
 from analyst.models import AnalysisSession, ShareLink
 
@@ -34,13 +35,16 @@ def signup(request: HttpRequest) -> HttpResponse:
 @login_required
 def session_list(request: HttpRequest) -> HttpResponse:
     owned = AnalysisSession.objects.filter(owner=request.user).prefetch_related("files")
+    models = availability.usable(settings.ANALYST_MODELS)  # only what can answer here
+    default = settings.ANALYST_DEFAULT_MODEL if settings.ANALYST_DEFAULT_MODEL in models else None
     return render(
         request,
         "analyst/sessions.html",
         {
             "sessions": owned,
-            "models": settings.ANALYST_MODELS,
-            "default_model": settings.ANALYST_DEFAULT_MODEL,
+            "models": models,
+            "default_model": default or (models[0] if models else ""),
+            "unavailable": [] if models else [availability.check(m) for m in settings.ANALYST_MODELS],
         },
     )
 
@@ -71,10 +75,12 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
         "api-base": base,
         "artifact-base": "/api/artifacts",
         "files-url": f"{base}/files",
-        "models": json.dumps(settings.ANALYST_MODELS),
+        "models": json.dumps(availability.usable(settings.ANALYST_MODELS)),
         "model": session.model,
         "max-upload": str(settings.ANALYST_MAX_UPLOAD),
         "model-key-missing": "true" if missing_key(session.model) else "false",
+        # Why the session's model cannot answer here ("" when it can): Send is off, cells run.
+        "model-unavailable": availability.check(session.model).reason,
     }
     context = {"session": session, "app": app, "share_links": shares.active(session), "shared": False}
     return render(request, "analyst/session.html", context)
@@ -133,6 +139,7 @@ def shared_page(request: HttpRequest, token: str) -> HttpResponse:
         "model": session.model,
         "max-upload": "0",
         "model-key-missing": "false",
+        "model-unavailable": "",
     }
     context = {"session": session, "app": app, "shared": True, "link": link}
     return render(request, "analyst/session.html", context)

@@ -16,9 +16,10 @@ const MODES = {
 };
 
 export class Composer {
-  constructor({ api, apiBase, models, model, keyMissing, turns }) {
+  constructor({ api, apiBase, models, model, unavailable, turns }) {
     Object.assign(this, { api, apiBase, turns });
     this.sending = false;
+    this.unavailable = unavailable; // why the session's model cannot answer here; "" when it can
 
     this.input = el("textarea", {
       class: "composer-input",
@@ -35,7 +36,7 @@ export class Composer {
       el("span", { text: "Ask" }),
       el("span", { text: "Code cell" }),
     );
-    this.picker = modelPicker(models, model);
+    this.picker = modelPicker(models, model, unavailable);
     this.hint = el("span", { class: "composer-hint" });
     this.stopButton = el("button", {
       class: "stop",
@@ -44,6 +45,7 @@ export class Composer {
       attrs: { type: "button" },
     });
     this.sendButton = el("button", { class: "send", testid: "send", attrs: { type: "submit" } });
+    this.sendReason = el("span", { class: "send-reason", testid: "send-reason", attrs: { role: "status" } });
     this.errorBox = el("p", { class: "composer-error", attrs: { role: "alert" } });
     this.errorBox.hidden = true;
     this.form = el(
@@ -58,13 +60,12 @@ export class Composer {
         this.hint,
         el("span", { class: "spacer" }),
         this.stopButton,
+        this.sendReason,
         this.sendButton,
       ),
     );
     this.element = el("div", { class: "composer-area" });
-    this.keyWarning = el("p", { class: "model-key-warning", testid: "model-key-warning", attrs: { role: "alert" } });
-    this.showKeyWarning(model, keyMissing);
-    this.element.append(this.keyWarning, this.form, this.errorBox);
+    this.element.append(this.form, this.errorBox);
 
     this.form.addEventListener("submit", (e) => {
       e.preventDefault();
@@ -77,15 +78,19 @@ export class Composer {
     this.stopButton.addEventListener("click", () => this.stop());
     turns.addEventListener("change", () => this.showRunning());
 
-    this.setMode(keyMissing ? "code" : "chat");
+    this.setMode("chat");
     this.showRunning();
   }
 
-  showKeyWarning(model, missing) {
-    this.keyWarning.hidden = !missing;
-    this.keyWarning.textContent = missing
-      ? `No API key is configured for ${model}: set it in .env and restart. Code cells still work.`
-      : "";
+  /** Asking needs a model that can answer here; a code cell always runs. */
+  get blocked() {
+    return this.mode === "chat" && Boolean(this.unavailable);
+  }
+
+  showSendState() {
+    this.sendButton.disabled = this.sending || this.blocked;
+    this.sendReason.hidden = !this.blocked;
+    this.sendReason.textContent = this.blocked ? `${this.unavailable} Code cells still run.` : "";
   }
 
   setMode(mode) {
@@ -98,6 +103,7 @@ export class Composer {
     this.input.spellcheck = mode === "chat";
     this.hint.textContent = hint;
     this.sendButton.textContent = button;
+    this.showSendState();
     this.input.focus();
   }
 
@@ -119,10 +125,10 @@ export class Composer {
 
   async send() {
     const text = this.input.value;
-    if (!text.trim() || this.sending) return;
+    if (!text.trim() || this.sending || this.blocked) return;
     const code = this.mode === "code";
     this.sending = true;
-    this.sendButton.disabled = true;
+    this.showSendState();
     this.showError("");
     try {
       const body = code ? { code: text } : { content: text };
@@ -134,7 +140,7 @@ export class Composer {
       this.showError(error.message); // a 409 says a turn is running
     } finally {
       this.sending = false;
-      this.sendButton.disabled = false;
+      this.showSendState();
     }
   }
 
@@ -156,7 +162,8 @@ export class Composer {
     try {
       const session = await this.api.patch(this.apiBase, { model: chosen });
       this.picker.dataset.saved = session.model ?? chosen;
-      this.showKeyWarning(this.picker.dataset.saved, Boolean(session.model_key_missing));
+      this.unavailable = session.model_unavailable ?? "";
+      this.showSendState();
       this.showError("");
     } catch (error) {
       this.showError(error.message);
@@ -181,14 +188,16 @@ export class Composer {
   }
 }
 
-function modelPicker(models, current) {
+/** The models that can answer here, and the session's own even when it cannot (marked so). */
+function modelPicker(models, current, unavailable) {
   const picker = el("select", {
     class: "model-picker",
     testid: "model-picker",
     attrs: { "aria-label": "Model" },
   });
   for (const name of models.includes(current) ? models : [current, ...models]) {
-    picker.append(el("option", { text: name, attrs: { value: name } }));
+    const text = name === current && unavailable ? `${name} (unavailable)` : name;
+    picker.append(el("option", { text, attrs: { value: name } }));
   }
   picker.value = current;
   picker.dataset.saved = current;

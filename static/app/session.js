@@ -39,7 +39,7 @@ if (owner) {
     apiBase: config.apiBase,
     models: parseList(config.models),
     model: config.model,
-    keyMissing: config.modelKeyMissing === "true",
+    unavailable: config.modelUnavailable ?? "",
     turns,
   });
   dock.append(composer.element);
