@@ -50,6 +50,7 @@ export class StatusBar {
     this.activity.hidden = !shown;
     this.activity.dataset.phase = shown ? phase : "";
     if (!shown) this.activity.textContent = "";
+    else if (this.turns.waiting) this.activity.textContent = `${PHASES.saving} Yours starts next.`;
     else if (phase !== "cell") this.activity.textContent = PHASES[phase];
     else {
       const tick = () => (this.activity.textContent = `${PHASES.cell} ${seconds(Date.now() - since)}`);

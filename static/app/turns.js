@@ -3,13 +3,19 @@
 
 // phase: "queued" (asked, not started), "thinking" (waiting for the model), "writing" (the
 // model's text streams in), "cell" (code runs), "saving" (a user's cell ran; the kernel is
-// being snapshotted); null when no turn runs.
+// being snapshotted; a turn asked for meanwhile waits for it, in `waiting`); null when no turn runs.
 export class Turns extends EventTarget {
   open = new Set(); // ids of turns asked for or started, not yet ended
   ended = new Set();
   phase = null;
   since = 0; // when the phase began, ms since the epoch
   kind = null; // the running turn's: "chat" or "cell"
+  current = null; // the running turn's id
+
+  /** A turn asked for while the running one saves the kernel: it starts when that ends. */
+  get waiting() {
+    return this.phase === "saving" && this.open.size > 1;
+  }
 
   get running() {
     return this.open.size > 0;
@@ -20,15 +26,17 @@ export class Turns extends EventTarget {
     switch (type) {
       case "user_message":
         this.open.add(turn);
-        return this.enter("queued", at);
+        return this.behindSave(turn) ? this.changed() : this.enter("queued", at);
       case "cell":
       case "tool_call":
         if (turn != null) this.open.add(turn);
-        return this.enter("cell", at);
+        return this.behindSave(turn) ? this.changed() : this.enter("cell", at);
       case "turn_started":
         this.open.add(turn);
+        this.current = turn;
         this.kind = payload?.kind ?? null;
-        return this.kind === "chat" ? this.enter("thinking", at) : this.changed();
+        if (this.kind === "chat") return this.enter("thinking", at);
+        return this.phase === "cell" ? this.changed() : this.enter("cell", at); // it waited: runs now
       case "cell_done":
         return this.enter(this.kind === "chat" ? "thinking" : "saving", at);
       case "assistant_delta":
@@ -40,8 +48,13 @@ export class Turns extends EventTarget {
       case "turn_failed":
         this.open.delete(turn);
         this.ended.add(turn);
-        return this.open.size ? this.changed() : this.enter(null, at);
+        if (turn === this.current) this.current = null;
+        return this.open.size ? this.enter("queued", at) : this.enter(null, at); // the rest wait to start
     }
+  }
+
+  behindSave(turn) {
+    return this.phase === "saving" && turn != null && turn !== this.current;
   }
 
   /** The 202 of our own request: running now, unless its events already ended it. */
