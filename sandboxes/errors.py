@@ -22,6 +22,8 @@
     └── RequestTimeout             --- the SDK gave up waiting (request_timeout)
 
 A failing *cell* is not an exception: it is ``Execution.error`` (an ExecutionError).
+An exception raised by a run_code handler (on_stdout, on_result ...) is not wrapped either: it
+reaches the caller as raised, after the stream is closed and so the cell interrupted.
 """
 
 from __future__ import annotations

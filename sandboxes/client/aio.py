@@ -258,6 +258,9 @@ class AsyncCodeContext:
         timeout: float | None = None,
         request_timeout: float | None = None,
     ) -> Execution:
+        """See CodeContext.run_code. A handler (function or coroutine) that raises closes the
+        stream at once, so sandboxd interrupts the cell, and its exception reaches the caller
+        unwrapped."""
         api = self.sandbox._api
         handlers = Handlers(on_stdout, on_stderr, on_result, on_error)
         execution = Execution()
@@ -267,10 +270,12 @@ class AsyncCodeContext:
             json=execute_body(code, timeout),
             timeout=api.config.execution_timeout(timeout, request_timeout),
         )
-        async for line in lines:
-            outcome = apply_event(execution, parse_event(line), handlers)
-            if inspect.isawaitable(outcome):
-                await outcome
+        # An async generator is never closed by the garbage collector in time: close it ourselves.
+        async with contextlib.aclosing(lines):
+            async for line in lines:
+                outcome = apply_event(execution, parse_event(line), handlers)
+                if inspect.isawaitable(outcome):
+                    await outcome
         return execution
 
     async def interrupt(self) -> bool:

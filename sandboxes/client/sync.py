@@ -276,6 +276,10 @@ class CodeContext:
         ``timeout`` bounds the cell on the server (interrupted, then the kernel restarted);
         ``request_timeout`` bounds the HTTP wait. A failing cell sets ``Execution.error``;
         service failures raise SandboxError (ContextBusy, SandboxNotFound, RequestTimeout ...).
+
+        A handler that raises ends the cell: the stream is closed at once, so sandboxd interrupts
+        the cell (its state up to there is kept) and the context takes the next run_code, and the
+        handler's exception reaches the caller as it was raised, not wrapped.
         """
         api = self.sandbox._api
         handlers = Handlers(on_stdout, on_stderr, on_result, on_error)
@@ -286,8 +290,11 @@ class CodeContext:
             json=execute_body(code, timeout),
             timeout=api.config.execution_timeout(timeout, request_timeout),
         )
-        for line in lines:
-            apply_event(execution, parse_event(line), handlers)
+        # Closed here, not when the generator is collected: a traceback holding this frame would
+        # keep the stream, and so the cell, alive.
+        with contextlib.closing(lines):
+            for line in lines:
+                apply_event(execution, parse_event(line), handlers)
         return execution
 
     def interrupt(self) -> bool:
