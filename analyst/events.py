@@ -15,6 +15,7 @@ TYPES = frozenset(
         "user_message",
         "cell",
         "turn_started",
+        "model_retry",
         "assistant_delta",
         "assistant_message",
         "tool_call",

@@ -149,6 +149,10 @@ ANALYST_MODELS = [
 ANALYST_MAX_TOOL_ROUNDS = envint("ANALYST_MAX_TOOL_ROUNDS", 12)
 ANALYST_MAX_TOKENS = envint("ANALYST_MAX_TOKENS", 4096)
 ANALYST_CELL_TIMEOUT = envfloat("ANALYST_CELL_TIMEOUT", 120.0)
+# How long a model may take to start answering (its headers), then to send more of its answer,
+# before the attempt is given up (the first is retried): far under the turn's own limit.
+ANALYST_MODEL_FIRST_BYTE_TIMEOUT = envfloat("ANALYST_MODEL_FIRST_BYTE_TIMEOUT", 30.0)
+ANALYST_MODEL_IDLE_TIMEOUT = envfloat("ANALYST_MODEL_IDLE_TIMEOUT", 60.0)
 ANALYST_TURN_TIMEOUT = envint("ANALYST_TURN_TIMEOUT", 900)
 # How much of a cell's output the model sees (the UI keeps it whole).
 ANALYST_MODEL_OUTPUT_LIMIT = envint("ANALYST_MODEL_OUTPUT_LIMIT", 8000)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from django.conf import settings
+
 from analyst.agent.providers import Provider, provider_for
 from analyst.agent.providers.http import new_http_client
 from analyst.per_process import PerProcess
@@ -17,8 +19,14 @@ _sandboxes: PerProcess[OrderedDict[str, Sandbox]] = PerProcess(OrderedDict)
 
 
 def provider(route: str) -> tuple[Provider, str]:
-    """provider_for, over this process's shared HTTP client (connections to the API are reused)."""
-    return provider_for(route, http=_http.get())
+    """provider_for, over this process's shared HTTP client (connections to the API are reused),
+    with the timeouts from settings."""
+    return provider_for(
+        route,
+        http=_http.get(),
+        first_byte_timeout=settings.ANALYST_MODEL_FIRST_BYTE_TIMEOUT,
+        idle_timeout=settings.ANALYST_MODEL_IDLE_TIMEOUT,
+    )
 
 
 def sandbox(sandbox_id: str) -> Sandbox:

@@ -18,6 +18,8 @@ from analyst.agent.providers import (
     Finished,
     Provider,
     ProviderError,
+    Retrying,
+    StreamEvent,
     TextDelta,
     TextPart,
     ToolCall,
@@ -26,9 +28,13 @@ from analyst.agent.providers import (
 )
 from analyst.agent.session_kernel import SessionKernel
 from analyst.agent.tools import RUN_PYTHON, execution_text, tool_result
+from analyst.agent.watched_stream import watched
 from analyst.artifacts import store_bundle
 from analyst.models import Turn
 from sandboxes import Execution, Result
+
+# How often a turn waiting for its model checks whether it was asked to stop (seconds).
+CANCEL_POLL = 0.5
 
 
 class TurnCancelled(Exception):
@@ -133,16 +139,27 @@ class TurnRunner:
         text, pending, calls = [], [], []
         finished = Finished("")
         last_flush = time.monotonic()
-        stream = provider.stream(
-            model=model,
-            system=system_prompt(self.session),
-            messages=messages,
-            tools=[RUN_PYTHON],
-            max_tokens=settings.ANALYST_MAX_TOKENS,
-        )
-        with closing(stream):  # type: ignore[type-var]  # a cancel closes the HTTP stream
+        system = system_prompt(self.session)
+
+        def produce(put: Callable[[StreamEvent | Retrying], None]) -> None:
+            stream = provider.stream(
+                model=model,
+                system=system,
+                messages=messages,
+                tools=[RUN_PYTHON],
+                max_tokens=settings.ANALYST_MAX_TOKENS,
+                on_retry=put,
+            )
+            with closing(stream):  # type: ignore[type-var]  # an abandoned read closes the HTTP stream
+                for item in stream:
+                    put(item)
+
+        # Read beside this thread: a Stop is seen within CANCEL_POLL even while the model hangs.
+        with closing(watched(produce, check=self.check_cancelled, poll=CANCEL_POLL)) as stream:
             for item in stream:
-                if isinstance(item, TextDelta):
+                if isinstance(item, Retrying):
+                    self.emit_retry(item)
+                elif isinstance(item, TextDelta):
                     text.append(item.text)
                     pending.append(item.text)
                     if time.monotonic() - last_flush >= settings.ANALYST_DELTA_INTERVAL:
@@ -162,6 +179,15 @@ class TurnRunner:
         if pending:
             self.emit("assistant_delta", {"text": "".join(pending)})
         return "".join(text), calls, finished
+
+    def emit_retry(self, retrying: Retrying) -> None:
+        payload = {
+            "retry": retrying.retry,
+            "retries": retrying.retries,
+            "delay": round(retrying.delay, 2),
+            "reason": retrying.reason,
+        }
+        self.emit("model_retry", payload)
 
     def call_tool(self, call: ToolCall, images: bool) -> ToolResultPart:
         problem = self.tool_problem(call)

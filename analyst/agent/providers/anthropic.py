@@ -15,6 +15,7 @@ from analyst.agent.providers.base import (
     Finished,
     ImagePart,
     Part,
+    RetryListener,
     StreamEvent,
     TextDelta,
     TextPart,
@@ -35,7 +36,7 @@ from analyst.agent.providers.errors import (
     from_status,
     wrong_endpoint,
 )
-from analyst.agent.providers.http import HttpProvider
+from analyst.agent.providers.http import FIRST_BYTE_TIMEOUT, IDLE_TIMEOUT, HttpProvider
 from analyst.agent.providers.retry import open_stream
 from analyst.agent.providers.sse import ServerSentEvent, iter_events
 
@@ -68,10 +69,11 @@ class AnthropicProvider(HttpProvider):
         base_url: str = DEFAULT_BASE_URL,
         http: httpx.Client | None = None,
         max_retries: int = 3,
-        timeout: float = 120.0,
+        first_byte_timeout: float = FIRST_BYTE_TIMEOUT,
+        idle_timeout: float = IDLE_TIMEOUT,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        """``timeout`` bounds each wait for the next bytes; ``max_retries`` come after the first try.
+        """See HttpProvider for the timeouts; ``max_retries`` come after the first try.
 
         Raises MissingApiKey if ``api_key`` is empty.
         """
@@ -79,7 +81,13 @@ class AnthropicProvider(HttpProvider):
             raise MissingApiKey("anthropic", "ANTHROPIC_API_KEY")
         self._api_key = api_key
         self._url = base_url.rstrip("/") + "/v1/messages"
-        super().__init__(http=http, timeout=timeout, max_retries=max_retries, sleep=sleep)
+        super().__init__(
+            http=http,
+            first_byte_timeout=first_byte_timeout,
+            idle_timeout=idle_timeout,
+            max_retries=max_retries,
+            sleep=sleep,
+        )
 
     def stream(
         self,
@@ -89,6 +97,7 @@ class AnthropicProvider(HttpProvider):
         messages: list[ChatMessage],
         tools: list[ToolSpec],
         max_tokens: int,
+        on_retry: RetryListener | None = None,
     ) -> Iterator[StreamEvent]:
         request = self._http.build_request(
             "POST",
@@ -99,7 +108,15 @@ class AnthropicProvider(HttpProvider):
             headers={"x-api-key": self._api_key, "anthropic-version": API_VERSION},
             timeout=self._timeout,
         )
-        with open_stream(self._http, request, self._retry, error_from_response) as response:
+        opened = open_stream(
+            self._http,
+            request,
+            self._retry,
+            error_from_response,
+            idle_timeout=self._idle_timeout,
+            on_retry=on_retry,
+        )
+        with opened as response:
             yield from parse_stream(iter_events(response))
 
 

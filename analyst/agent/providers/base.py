@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import abc
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, Self
@@ -121,6 +121,20 @@ class Finished:
 StreamEvent = TextDelta | ToolCall | Finished
 
 
+@dataclass(frozen=True, slots=True)
+class Retrying:
+    """The provider failed before answering and will try again after ``delay`` seconds: this is
+    retry number ``retry`` of at most ``retries``."""
+
+    retry: int
+    retries: int
+    delay: float
+    reason: str
+
+
+RetryListener = Callable[[Retrying], None]
+
+
 class Provider(abc.ABC):
     """A model API: streams the model's answer to a conversation.
 
@@ -139,11 +153,13 @@ class Provider(abc.ABC):
         messages: list[ChatMessage],
         tools: list[ToolSpec],
         max_tokens: int,
+        on_retry: RetryListener | None = None,
     ) -> Iterator[StreamEvent]:
         """Send the conversation; yield TextDelta and ToolCall events as they arrive, then Finished.
 
         Nothing is sent until the first event is asked for. Raises a ProviderError: retryable
-        failures are retried before the first byte of the answer, never after.
+        failures are retried before the first byte of the answer, never after; ``on_retry`` hears
+        of each retry before its wait.
         """
 
     @abc.abstractmethod

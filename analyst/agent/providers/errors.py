@@ -105,6 +105,8 @@ def wrong_endpoint(request: httpx.Request, setting: str) -> EndpointNotFound:
 
 def from_transport(exc: httpx.TransportError, url: httpx.URL) -> ProviderError:
     """httpx's transport errors (connect, read, timeout, protocol) as a ProviderUnavailable."""
+    if isinstance(exc, httpx.ReadTimeout):
+        return ProviderUnavailable(f"{url} sent no answer in time (the model may be overloaded or hung)")
     if isinstance(exc, httpx.TimeoutException):
         return ProviderUnavailable(f"{url} did not answer in time ({type(exc).__name__})")
     return ProviderUnavailable(f"cannot reach {url}: {exc or type(exc).__name__}")

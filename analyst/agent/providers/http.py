@@ -1,4 +1,9 @@
-"""What every HTTP provider shares: its client (its own unless given), timeouts, retries, close."""
+"""What every HTTP provider shares: its client (its own unless given), timeouts, retries, close.
+
+Two read timeouts: ``first_byte_timeout`` for the answer's headers (a model that hangs before
+answering is given up on, and retried, soon), then ``idle_timeout`` for each wait between the
+answer's bytes (a stream that stalls). Both are well under the turn's own limit.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,8 @@ from analyst.agent.providers.base import Provider
 from analyst.agent.providers.retry import RetryPolicy
 
 CONNECT_TIMEOUT = 10.0
+FIRST_BYTE_TIMEOUT = 30.0
+IDLE_TIMEOUT = 60.0
 
 
 @functools.cache
@@ -31,14 +38,16 @@ class HttpProvider(Provider):
         self,
         *,
         http: httpx.Client | None,
-        timeout: float,
+        first_byte_timeout: float,
+        idle_timeout: float,
         max_retries: int,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        """``timeout`` bounds each wait for the next bytes; ``max_retries`` come after the first try."""
+        """``max_retries`` come after the first try."""
         self._owns_http = http is None
         self._http = http or new_http_client()
-        self._timeout = httpx.Timeout(timeout, connect=CONNECT_TIMEOUT)
+        self._timeout = httpx.Timeout(first_byte_timeout, connect=CONNECT_TIMEOUT)
+        self._idle_timeout = idle_timeout
         self._retry = RetryPolicy(attempts=max_retries + 1, sleep=sleep)
 
     def close(self) -> None:

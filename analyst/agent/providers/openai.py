@@ -14,6 +14,7 @@ from analyst.agent.providers.base import (
     ChatMessage,
     Finished,
     ImagePart,
+    RetryListener,
     StreamEvent,
     TextDelta,
     TextPart,
@@ -31,7 +32,7 @@ from analyst.agent.providers.errors import (
     from_status,
     wrong_endpoint,
 )
-from analyst.agent.providers.http import HttpProvider
+from analyst.agent.providers.http import FIRST_BYTE_TIMEOUT, IDLE_TIMEOUT, HttpProvider
 from analyst.agent.providers.retry import open_stream
 from analyst.agent.providers.sse import ServerSentEvent, iter_events
 
@@ -65,19 +66,26 @@ class OpenAIProvider(HttpProvider):
         base_url: str = DEFAULT_BASE_URL,
         http: httpx.Client | None = None,
         max_retries: int = 3,
-        timeout: float = 120.0,
+        first_byte_timeout: float = FIRST_BYTE_TIMEOUT,
+        idle_timeout: float = IDLE_TIMEOUT,
         supports_images: bool = True,
         max_tokens_field: str = "max_completion_tokens",
         base_url_setting: str = "OPENAI_BASE_URL",
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        """``timeout`` bounds each wait for the next bytes; ``max_retries`` come after the first try."""
+        """See HttpProvider for the timeouts; ``max_retries`` come after the first try."""
         self.supports_images = supports_images
         self._base_url_setting = base_url_setting
         self._headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
         self._url = base_url.rstrip("/") + "/chat/completions"
         self._max_tokens_field = max_tokens_field
-        super().__init__(http=http, timeout=timeout, max_retries=max_retries, sleep=sleep)
+        super().__init__(
+            http=http,
+            first_byte_timeout=first_byte_timeout,
+            idle_timeout=idle_timeout,
+            max_retries=max_retries,
+            sleep=sleep,
+        )
 
     def stream(
         self,
@@ -87,6 +95,7 @@ class OpenAIProvider(HttpProvider):
         messages: list[ChatMessage],
         tools: list[ToolSpec],
         max_tokens: int,
+        on_retry: RetryListener | None = None,
     ) -> Iterator[StreamEvent]:
         body: dict[str, Any] = {
             "model": model,
@@ -106,7 +115,15 @@ class OpenAIProvider(HttpProvider):
         request = self._http.build_request(
             "POST", self._url, json=body, headers=self._headers, timeout=self._timeout
         )
-        with open_stream(self._http, request, self._retry, self._error_from_response) as response:
+        opened = open_stream(
+            self._http,
+            request,
+            self._retry,
+            self._error_from_response,
+            idle_timeout=self._idle_timeout,
+            on_retry=on_retry,
+        )
+        with opened as response:
             yield from parse_stream(iter_events(response))
 
     def _error_from_response(self, response: httpx.Response) -> ProviderError:

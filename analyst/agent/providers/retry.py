@@ -16,6 +16,7 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
+from analyst.agent.providers.base import Retrying, RetryListener
 from analyst.agent.providers.errors import ProviderError, ProviderUnavailable, from_transport
 
 ErrorMapper = Callable[[httpx.Response], ProviderError]
@@ -64,17 +65,32 @@ def parse_retry_after(value: str | None) -> float | None:
 
 @contextlib.contextmanager
 def open_stream(
-    http: httpx.Client, request: httpx.Request, policy: RetryPolicy, error_for: ErrorMapper
+    http: httpx.Client,
+    request: httpx.Request,
+    policy: RetryPolicy,
+    error_for: ErrorMapper,
+    *,
+    idle_timeout: float | None = None,
+    on_retry: RetryListener | None = None,
 ) -> Iterator[httpx.Response]:
     """A successful streaming response to ``request``, closed on exit.
 
     ``error_for`` turns an error response (body already read) into the provider's error; retryable
-    errors and transport failures are retried per ``policy``. Transport errors while the body is
+    errors and transport failures are retried per ``policy``, each retry told to ``on_retry``
+    first. The request's read timeout bounds the wait for the answer's headers; once they are in,
+    ``idle_timeout`` bounds each wait for more of the body. Transport errors while the body is
     read inside the block become ProviderUnavailable, not retried.
     """
-    response = _send(http, request, policy, error_for)
+    response = _send(http, request, policy, error_for, on_retry)
+    if idle_timeout is not None:
+        # httpcore reads this per request when the body starts, so the body gets the idle bound.
+        request.extensions.setdefault("timeout", {})["read"] = idle_timeout
     try:
         yield response
+    except httpx.ReadTimeout as exc:
+        raise ProviderUnavailable(
+            f"the answer from {request.url} stalled: nothing for {idle_timeout} s"
+        ) from exc
     except httpx.TransportError as exc:
         raise ProviderUnavailable(f"the answer from {request.url} broke off: {exc}") from exc
     finally:
@@ -82,7 +98,11 @@ def open_stream(
 
 
 def _send(
-    http: httpx.Client, request: httpx.Request, policy: RetryPolicy, error_for: ErrorMapper
+    http: httpx.Client,
+    request: httpx.Request,
+    policy: RetryPolicy,
+    error_for: ErrorMapper,
+    on_retry: RetryListener | None,
 ) -> httpx.Response:
     attempt = 1
     while True:
@@ -106,7 +126,10 @@ def _send(
             raise type(error)(f"{error.message} (the provider {later}; try again then)") from cause
         if attempt >= policy.attempts:
             raise type(error)(f"{error.message} (gave up after {attempt} attempts)") from cause
-        policy.sleep(policy.delay(attempt, retry_after))
+        delay = policy.delay(attempt, retry_after)
+        if on_retry is not None:
+            on_retry(Retrying(attempt, policy.attempts - 1, delay, error.message))
+        policy.sleep(delay)
         attempt += 1
 
 
