@@ -120,7 +120,9 @@ class SessionKernel:
 
     def _create(self) -> Sandbox:
         sandbox = Sandbox.create(
-            ttl_seconds=settings.ANALYST_SANDBOX_TTL, metadata={"session": str(self.session.id)}
+            ttl_seconds=settings.ANALYST_SANDBOX_TTL,
+            metadata={"session": str(self.session.id)},
+            idempotency_key=str(self.session.id),  # a create retried after a lost answer adopts the first
         )
         self._adopt(sandbox)
         self._put_files(self.session.files.all())

@@ -27,6 +27,7 @@ from sandboxes.client.payloads import (
     SnapshotInfo,
     WriteInfo,
     create_body,
+    create_headers,
     execute_body,
     list_params,
     restore_body,
@@ -96,12 +97,17 @@ class AsyncSandbox:
         url: str | None = None,
         token: str | None = None,
         request_timeout: float | None = None,
+        idempotency_key: str | None = None,
         http_client: httpx.AsyncClient | None = None,
     ) -> AsyncSandbox:
+        """See Sandbox.create, ``idempotency_key`` included."""
         api = _AsyncApi(ConnectionConfig.resolve(url, token, request_timeout), http_client)
         async with api.closed_on_error():
             response = await api.request(
-                "POST", "/sandboxes", json=create_body(template, ttl_seconds, metadata)
+                "POST",
+                "/sandboxes",
+                json=create_body(template, ttl_seconds, metadata),
+                headers=create_headers(idempotency_key),
             )
         return cls(SandboxInfo.from_json(response.json()), api)
 

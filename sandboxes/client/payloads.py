@@ -12,6 +12,10 @@ def create_body(template: str, ttl_seconds: int | None, metadata: dict[str, str]
     return {"template": template, "ttl_seconds": ttl_seconds, "metadata": metadata or {}}
 
 
+def create_headers(idempotency_key: str | None) -> dict[str, str]:
+    return {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+
+
 def execute_body(code: str, timeout: float | None) -> dict[str, Any]:
     return {"code": code, "timeout": timeout}
 

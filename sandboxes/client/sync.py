@@ -22,6 +22,7 @@ from sandboxes.client.payloads import (
     SnapshotInfo,
     WriteInfo,
     create_body,
+    create_headers,
     execute_body,
     list_params,
     restore_body,
@@ -99,12 +100,25 @@ class Sandbox:
         url: str | None = None,
         token: str | None = None,
         request_timeout: float | None = None,
+        idempotency_key: str | None = None,
         http_client: httpx.Client | None = None,
     ) -> Sandbox:
-        """Start a sandbox (from the warm pool when one is ready). Raises SandboxError."""
+        """Start a sandbox (from the warm pool when one is ready). Raises SandboxError.
+
+        With ``idempotency_key``, a create that repeats the key of a sandbox still alive (made
+        with the same token) returns that sandbox instead of a new one, so a create retried
+        after its answer was lost (RequestTimeout, ServiceUnavailable) adopts what the first one
+        made. The key is remembered as long as its sandbox lives; ``template``, ``ttl_seconds``
+        and ``metadata`` of a repeat are ignored.
+        """
         api = _Api(ConnectionConfig.resolve(url, token, request_timeout), http_client)
         with api.closed_on_error():
-            response = api.request("POST", "/sandboxes", json=create_body(template, ttl_seconds, metadata))
+            response = api.request(
+                "POST",
+                "/sandboxes",
+                json=create_body(template, ttl_seconds, metadata),
+                headers=create_headers(idempotency_key),
+            )
         return cls(SandboxInfo.from_json(response.json()), api)
 
     @classmethod

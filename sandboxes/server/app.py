@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import secrets
@@ -26,6 +27,7 @@ from sandboxes.server.snapshots import Snapshots
 
 log = logging.getLogger(__name__)
 NDJSON = "application/x-ndjson"
+MAX_IDEMPOTENCY_KEY = 255
 
 
 class SandboxApi:
@@ -73,12 +75,13 @@ class SandboxApi:
 
     async def create_sandbox(self, request: Request) -> Response:
         body = await json_body(request)
-        sandbox = await self.registry.create(
+        sandbox, created = await self.registry.create_once(
+            idempotency_key(request),
             template=str(body.get("template", "code-interpreter")),
             ttl_seconds=self.registry.check_ttl(body.get("ttl_seconds")),
             metadata=check_metadata(body.get("metadata"), missing={}) or {},
         )
-        return JSONResponse(sandbox.info(), status_code=201)
+        return JSONResponse(sandbox.info(), status_code=201 if created else 200)
 
     async def list_sandboxes(self, request: Request) -> Response:
         metadata = {k[9:]: v for k, v in request.query_params.items() if k.startswith("metadata.")}
@@ -178,6 +181,17 @@ class SandboxApi:
             metadata=check_metadata(body.get("metadata"), missing=None),
         )
         return JSONResponse({**sandbox.info(), "restore": report}, status_code=201)
+
+
+def idempotency_key(request: Request) -> str | None:
+    """The request's Idempotency-Key, scoped to its token (a caller never adopts another's)."""
+    key = request.headers.get("idempotency-key", "")
+    if not key:
+        return None
+    if len(key) > MAX_IDEMPOTENCY_KEY:
+        raise InvalidRequest(f"Idempotency-Key may be at most {MAX_IDEMPOTENCY_KEY} characters")
+    scope = hashlib.sha256(request.headers.get("authorization", "").encode()).hexdigest()[:16]
+    return f"{scope}:{key}"
 
 
 def check_metadata(metadata: object, *, missing: dict[str, str] | None) -> dict[str, str] | None:

@@ -40,6 +40,9 @@ class Registry:
             warm_up=config.pool_warm_up,
         )
         self._reaper: asyncio.Task[None] | None = None
+        # Idempotency key → the live sandbox it made, and the creations under way per key.
+        self._by_key: dict[str, str] = {}
+        self._creating: dict[str, asyncio.Task[ServerSandbox]] = {}
 
     def _pooled_specs(self) -> dict[str, KernelSpec]:
         return {name: spec for name, spec in self.specs.items() if name in self.config.pool_templates}
@@ -66,6 +69,39 @@ class Registry:
         if ttl_seconds > self.config.max_ttl_seconds:
             raise InvalidRequest(f"ttl_seconds may be at most {self.config.max_ttl_seconds}")
         return ttl_seconds
+
+    async def create_once(
+        self, key: str | None, *, template: str, ttl_seconds: int, metadata: Mapping[str, str]
+    ) -> tuple[ServerSandbox, bool]:
+        """The live sandbox an earlier create with ``key`` made (and False: adopted), or a new one
+        (and True). A create with the same key while the first is still starting waits for it.
+        The key is forgotten when its sandbox is killed or expires. No key: always a new one."""
+        if key is None:
+            return await self.create(template=template, ttl_seconds=ttl_seconds, metadata=metadata), True
+        existing = self.sandboxes.get(self._by_key.get(key, ""))
+        if existing is not None and not existing.is_expired():
+            existing.touch()
+            return existing, False
+        pending = self._creating.get(key)
+        if pending is not None:
+            sandbox = await asyncio.shield(pending)
+            sandbox.touch()
+            return sandbox, False
+        task = asyncio.create_task(self._create_keyed(key, template, ttl_seconds, metadata))
+        self._creating[key] = task
+        # Shielded: a caller that leaves mid-create must not undo the sandbox its retry adopts.
+        return await asyncio.shield(task), True
+
+    async def _create_keyed(
+        self, key: str, template: str, ttl_seconds: int, metadata: Mapping[str, str]
+    ) -> ServerSandbox:
+        try:
+            sandbox = await self.create(template=template, ttl_seconds=ttl_seconds, metadata=metadata)
+            sandbox.idempotency_key = key
+            self._by_key[key] = sandbox.id
+            return sandbox
+        finally:
+            self._creating.pop(key, None)
 
     async def create(self, *, template: str, ttl_seconds: int, metadata: Mapping[str, str]) -> ServerSandbox:
         spec = self.specs.get(template)
@@ -118,7 +154,12 @@ class Registry:
         sandbox = self.sandboxes.pop(sandbox_id, None)
         if sandbox is None:
             raise SandboxNotFound(f"no sandbox {sandbox_id}")
+        self._forget_key(sandbox)
         await sandbox.kill()
+
+    def _forget_key(self, sandbox: ServerSandbox) -> None:
+        if sandbox.idempotency_key and self._by_key.get(sandbox.idempotency_key) == sandbox.id:
+            del self._by_key[sandbox.idempotency_key]
 
     async def _reap_forever(self) -> None:
         while True:
@@ -126,6 +167,7 @@ class Registry:
             for sandbox in [s for s in self.sandboxes.values() if s.is_expired()]:
                 log.info("sandbox %s expired; removing it", sandbox.id)
                 self.sandboxes.pop(sandbox.id, None)
+                self._forget_key(sandbox)
                 self._remember_expired(sandbox.id)
                 try:
                     await sandbox.kill()

@@ -34,6 +34,7 @@ class ServerSandbox:
         self.last_used = time.monotonic()
         self.contexts: dict[str, CodeContext] = {}
         self.default_context_id = ""
+        self.idempotency_key = ""  # set by Registry.create_once
 
     def add_context(self, context: CodeContext, *, default: bool = False) -> None:
         self.contexts[context.id] = context
