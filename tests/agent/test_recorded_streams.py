@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from analyst.agent.providers import (
@@ -77,6 +78,19 @@ def events_before_error(
         for event in stream:
             seen.append(event)
     return seen
+
+
+@pytest.mark.parametrize("name", sorted(path.name for path in RECORDED.glob("*.sse")))
+def test_each_file_is_served_byte_for_byte(server, name):
+    body = (RECORDED / name).read_bytes()
+    server.script(recorded(RECORDED / name))
+    response = httpx.post(
+        server.url + "/v1/messages",
+        json={"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": "hi"}]},
+        headers={"x-api-key": "k", "anthropic-version": "2023-06-01"},
+    )
+    assert response.headers["content-type"] == "text/event-stream; charset=utf-8"
+    assert response.content == body
 
 
 # Anthropic ------------------------------------------------------------------------------------
