@@ -71,6 +71,9 @@ class Turn(models.Model):
     lease_expires_at = models.DateTimeField(null=True)
     error = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
+    # When the broker last took this turn's task; None until it did (the broker was down). The
+    # row is the truth: the reconciler enqueues again a queued turn whose message got lost.
+    enqueued_at = models.DateTimeField(null=True)
     started_at = models.DateTimeField(null=True)
     finished_at = models.DateTimeField(null=True)
 
