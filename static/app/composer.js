@@ -91,6 +91,7 @@ export class Composer {
     this.sendButton.disabled = this.sending || this.blocked;
     this.sendReason.hidden = !this.blocked;
     this.sendReason.textContent = this.blocked ? `${this.unavailable} Code cells still run.` : "";
+    this.hint.hidden = this.blocked; // the reason takes its place
   }
 
   setMode(mode) {

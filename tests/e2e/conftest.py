@@ -19,12 +19,13 @@ from django.conf import settings
 from tests.daphne_process import daphne
 from tests.fakes.model_server import ScriptedModelServer
 from tests.integration.conftest import database_url
-from tests.sandboxd_process import ROOT, SandboxdProcess
+from tests.sandboxd_process import ROOT, SandboxdProcess, free_port
 from tests.worker_process import CeleryWorkerProcess
 
 CHROMIUM = "/usr/bin/chromium"
 SCREENSHOTS = ROOT / "test-output" / "e2e"
 MODELS = "anthropic/claude-test,openai/gpt-test"
+SILENT_OLLAMA = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium")
 
@@ -60,6 +61,7 @@ def app_env(
         "ANALYST_DEFAULT_MODEL": "anthropic/claude-test",
         "ANALYST_DELTA_INTERVAL": "0.05",
         **model_server.env(),
+        "OLLAMA_BASE_URL": SILENT_OLLAMA,  # a session on ollama/* shows Send off, and why
     }
 
 
