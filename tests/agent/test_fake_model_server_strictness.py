@@ -127,6 +127,15 @@ def test_anthropic_needs_model_max_tokens_and_messages(server, missing):
     )
 
 
+def test_anthropic_needs_each_message_to_have_content(server):
+    server.script(anthropic_text("ok"))
+    refused = post(server, "/v1/messages", anthropic_body([{"role": "user"}]), KEYS)
+    error = anthropic_refusal("invalid_request_error", "messages.0.content: Field required")
+    assert_refused_then_answered(
+        server, refused, 400, error, post(server, "/v1/messages", anthropic_body(), KEYS)
+    )
+
+
 def test_an_unknown_anthropic_path_is_not_found(server):
     server.script(anthropic_text("ok"))
     refused = post(server, "/v1/v1/messages", anthropic_body(), KEYS)

@@ -304,6 +304,8 @@ def _anthropic_content_problem(messages: list[dict[str, Any]]) -> str | None:
     for number, message in enumerate(messages):
         if message.get("role") not in ("user", "assistant"):
             return f"messages.{number}.role: Input should be 'user' or 'assistant'"
+        if "content" not in message:
+            return f"messages.{number}.content: Field required"
         blocks = _blocks(message.get("content"))
         final_assistant = number == len(messages) - 1 and message["role"] == "assistant"
         if not blocks and not final_assistant:
