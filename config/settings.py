@@ -35,6 +35,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "analyst.api.errors.JsonErrorsUnderApi",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -186,6 +187,16 @@ for _route, _price in ANALYST_PRICES.items():
         raise RuntimeError(f'ANALYST_PRICES[{_route!r}] must be {{"input": <USD>, "output": <USD>}} or null')
 # Input plus output tokens a user's chat turns may use per UTC day; 0 means no budget.
 ANALYST_DAILY_TOKEN_BUDGET = envint("ANALYST_DAILY_TOKEN_BUDGET", 0)
+
+# Operations: /healthz and /metrics.
+# Workers refresh a heartbeat in Redis this often (seconds); /healthz fails after three missed.
+ANALYST_WORKER_BEAT = envfloat("ANALYST_WORKER_BEAT", 10.0)
+# A turn queued longer than this (seconds) counts in analyst_turns_queued_too_long.
+ANALYST_QUEUED_TOO_LONG = envfloat("ANALYST_QUEUED_TOO_LONG", 60.0)
+# Keys of heartbeats and metrics in Redis start with this, so deployments may share a Redis.
+ANALYST_REDIS_PREFIX = envstr("ANALYST_REDIS_PREFIX", "analyst")
+# When set, /metrics needs `Authorization: Bearer <token>`; unset, it is open (keep it internal).
+METRICS_TOKEN = envsecret("METRICS_TOKEN")
 
 LOGGING = {
     "version": 1,

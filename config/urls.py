@@ -8,6 +8,7 @@ from analyst import views
 urlpatterns = [
     path("", include("analyst.web.urls")),
     path("healthz", views.healthz, name="healthz"),
+    path("metrics", views.metrics_view, name="metrics"),
     path("api/", include("analyst.api.urls")),
     path("admin/", admin.site.urls),
 ]

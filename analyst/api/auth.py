@@ -78,7 +78,9 @@ def answered_as_json(view: View, request: HttpRequest, *args: Any, **kwargs: Any
     except Http404 as exc:
         return error_response(404, "not_found", str(exc) or "not found")
     if isinstance(response, HttpResponseNotAllowed):
-        return error_response(405, "method_not_allowed", f"{request.method} is not allowed here")
+        refused = error_response(405, "method_not_allowed", f"{request.method} is not allowed here")
+        refused["Allow"] = response["Allow"]
+        return refused
     return response
 
 

@@ -43,6 +43,7 @@ class SandboxApi:
         context = sandbox + "/contexts/{cid}"
         return [
             Route("/health", self.health),
+            Route("/stats", self.stats, methods=["GET"]),
             Route("/sandboxes", self.create_sandbox, methods=["POST"]),
             Route("/sandboxes", self.list_sandboxes, methods=["GET"]),
             Route(sandbox, self.get_sandbox, methods=["GET"]),
@@ -72,6 +73,18 @@ class SandboxApi:
 
     async def health(self, request: Request) -> Response:
         return JSONResponse({"status": "ok", "sandboxes": len(self.registry.sandboxes)})
+
+    async def stats(self, request: Request) -> Response:
+        """What the web app's /metrics reports: live sandboxes, and ready kernels per template."""
+        pool = self.registry.pool
+        ready = {name: len(units) for name, units in pool.ready.items()}
+        return JSONResponse(
+            {
+                "sandboxes": len(self.registry.sandboxes),
+                "max_sandboxes": self.config.max_sandboxes,
+                "pool": {"size": pool.size, "ready": ready},
+            }
+        )
 
     async def create_sandbox(self, request: Request) -> Response:
         body = await json_body(request)
