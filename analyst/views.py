@@ -1,4 +1,4 @@
-"""Operations endpoints: /healthz and /metrics (the pages are in analyst/web)."""
+"""Operations endpoints: /livez, /healthz and /metrics (the pages are in analyst/web)."""
 
 import secrets
 
@@ -8,6 +8,12 @@ from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from analyst import health, metrics
+
+
+@require_GET
+def livez(request: HttpRequest) -> JsonResponse:
+    """200 while this process serves requests; checks nothing else (for waiting on a start)."""
+    return JsonResponse({"status": "ok"})
 
 
 @require_GET

@@ -7,6 +7,7 @@ from analyst import views
 
 urlpatterns = [
     path("", include("analyst.web.urls")),
+    path("livez", views.livez, name="livez"),
     path("healthz", views.healthz, name="healthz"),
     path("metrics", views.metrics_view, name="metrics"),
     path("api/", include("analyst.api.urls")),

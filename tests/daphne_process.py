@@ -47,6 +47,6 @@ def daphne(env: dict[str, str], *, name: str) -> Iterator[str]:
 
 def _healthy(url: str) -> bool:
     try:
-        return httpx.get(f"{url}/healthz", timeout=1).status_code == 200
+        return httpx.get(f"{url}/livez", timeout=1).status_code == 200
     except httpx.HTTPError:
         return False

@@ -1,4 +1,5 @@
-"""The Django project itself: settings from the environment, migrations, health check."""
+"""The Django project itself: settings from the environment, migrations, the liveness check
+(/healthz, which checks every part, is tests/ops/test_healthz.py)."""
 
 import pytest
 from django.core.management import call_command
@@ -7,8 +8,8 @@ from config.env import envbytes
 
 
 @pytest.mark.django_db
-def test_health_check(client):
-    response = client.get("/healthz")
+def test_liveness_check(client):
+    response = client.get("/livez")
     assert response.status_code == 200
     assert response.json() == {"status": "ok"}
 

@@ -75,10 +75,12 @@ def app_stack(tmp_path):
 
 def test_run_starts_everything_and_ctrl_c_stops_it(app_stack):
     process, web_port, sandboxd_port = app_stack
-    assert wait_for(f"http://127.0.0.1:{web_port}/healthz").json() == {"status": "ok"}
+    assert wait_for(f"http://127.0.0.1:{web_port}/livez").json() == {"status": "ok"}
     for page in ("/accounts/login/", "/static/app/session.js", "/static/vendor/plotly.min.js"):
         assert httpx.get(f"http://127.0.0.1:{web_port}{page}", timeout=10).status_code == 200, page
     assert wait_for(f"http://127.0.0.1:{sandboxd_port}/health").json()["status"] == "ok"
+    checks = httpx.get(f"http://127.0.0.1:{web_port}/healthz", timeout=10).json()["checks"]
+    assert all(checks[part]["ok"] for part in ("database", "redis", "sandboxd")), checks
     services = children_of(process.pid)
     assert len(services) == 3, "web, worker and sandboxd"
 
