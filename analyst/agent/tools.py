@@ -38,7 +38,7 @@ def execution_text(execution: Execution, limit: int) -> str:
     text = truncate("\n".join(p for p in pieces if p).strip(), limit)
     if execution.error is not None:
         traceback = execution.error.traceback or str(execution.error)
-        text += "\n\nError:\n" + truncate(traceback, TRACEBACK_LIMIT)
+        text += ("\n\n" if text else "") + "Error:\n" + truncate(traceback, TRACEBACK_LIMIT)
     return text or "(the cell ran and printed nothing)"
 
 

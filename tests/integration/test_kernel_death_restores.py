@@ -48,6 +48,9 @@ def test_a_kernel_killed_in_the_models_cell_comes_back_and_the_model_is_told(sta
     (result,) = tool_results(stack.requests[1])
     said = str(result["content"])
     assert result["is_error"] and "were restored" in said and "It was restarted" not in said
+    assert result["content"][0]["text"].startswith(
+        "Error:\nKernelDied: The kernel died while running this cell"
+    )
 
     post(api, session, "cells", {"code": "print(x + 1)"})
     log = turns_ended(session, 3)
