@@ -48,6 +48,7 @@ export class Turns extends EventTarget {
       case "turn_failed":
         this.open.delete(turn);
         this.ended.add(turn);
+        if (turn !== this.current && this.open.has(this.current)) return this.changed(); // a waiting one
         if (turn === this.current) this.current = null;
         return this.open.size ? this.enter("queued", at) : this.enter(null, at); // the rest wait to start
     }
