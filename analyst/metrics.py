@@ -77,7 +77,7 @@ def count(name: str, amount: int = 1, **labels: str) -> None:
     try:
         field = _series(name, COUNTERS, labels)
         health.redis_client().hincrby(_key(name), field, amount)
-    except (redis.RedisError, ValueError, TypeError):
+    except Exception:  # never fail the caller: a metric is worth less than a turn
         log.warning("metric %s not counted", name, exc_info=True)
 
 
@@ -93,7 +93,7 @@ def observe(name: str, seconds: float, **labels: str) -> None:
         pipe.hincrby(_key(name), f"{series}|{floatToGoString(bucket)}", 1)
         pipe.hincrbyfloat(_key(name), f"{series}|sum", value)
         pipe.execute()
-    except (redis.RedisError, ValueError, TypeError):
+    except Exception:  # never fail the caller: a metric is worth less than a turn
         log.warning("metric %s not observed", name, exc_info=True)
 
 

@@ -4,19 +4,19 @@ import secrets
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from analyst import health, metrics
 
 
-@require_GET
+@require_safe
 def livez(request: HttpRequest) -> JsonResponse:
     """200 while this process serves requests; checks nothing else (for waiting on a start)."""
     return JsonResponse({"status": "ok"})
 
 
-@require_GET
+@require_safe
 def healthz(request: HttpRequest) -> JsonResponse:
     """200 when every part answers, else 503 naming the parts that did not. Open to anyone."""
     checks = health.run_checks()
@@ -27,7 +27,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse(body, status=200 if ok else 503)
 
 
-@require_GET
+@require_safe
 def metrics_view(request: HttpRequest) -> HttpResponse:
     """Prometheus exposition; needs METRICS_TOKEN as a Bearer token when that is set."""
     if settings.METRICS_TOKEN:
