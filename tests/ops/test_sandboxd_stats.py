@@ -1,0 +1,26 @@
+"""sandboxd's GET /stats, what /healthz and /metrics read: its sandboxes and warm pool, behind
+the service token like everything but /health."""
+
+from __future__ import annotations
+
+import httpx
+
+from sandboxes import Sandbox
+
+
+def test_stats_need_the_token(sandboxd):
+    assert httpx.get(f"{sandboxd.url}/stats", timeout=10).status_code == 401
+    wrong = {"Authorization": "Bearer not-the-token"}
+    assert httpx.get(f"{sandboxd.url}/stats", headers=wrong, timeout=10).status_code == 401
+
+
+def test_stats_count_sandboxes_and_the_pool(sandboxd, make_sandbox):
+    make_sandbox()
+    make_sandbox()
+    headers = {"Authorization": f"Bearer {sandboxd.token}"}
+    stats = httpx.get(f"{sandboxd.url}/stats", headers=headers, timeout=10).json()
+    assert stats["sandboxes"] == len(Sandbox.list(url=sandboxd.url, token=sandboxd.token)) >= 2
+    assert stats["max_sandboxes"] == 64
+    assert stats["pool"]["size"] == 1  # SANDBOXD_POOL_SIZE in tests/conftest.py
+    assert set(stats["pool"]["ready"]) == {"code-interpreter"}
+    assert stats["pool"]["ready"]["code-interpreter"] in (0, 1)
