@@ -69,4 +69,3 @@ def test_a_question_waiting_behind_a_save_can_be_stopped(stack, api, session):
     assert [e["type"] for e in log if e["turn"] == queued.id] == ["user_message", "turn_cancelled"]
     assert stack.requests == []
     assert session.snapshots.filter(turn=saving).exists(), "the save itself went on"
-
