@@ -4,82 +4,157 @@ The owner connects to /ws/sessions/<id>/?after=<seq> (the login cookie authentic
 with a share link to /ws/shared/<token>/?after=<seq>; each receives every event as JSON, and
 after a reconnect asks again with the last seq it saw. Neither can send anything but a replay
 request.
+
+Group membership lives in the channel layer (Redis), which can lose it (a Redis restart empties
+every group) without telling anyone. So every ANALYST_HEARTBEAT_INTERVAL seconds a socket joins
+its groups again, sends itself a ping through the layer, replays from the log whatever it missed,
+and sends the client ``{"type": "heartbeat", "seq": <last seq sent>, "interval": <seconds>}``
+(also once on connect). A ping that has not come back by the next tick, or a layer that fails,
+closes the socket with LAYER_LOST, and the client reconnects with ?after=.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import secrets
 from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
 
 from analyst import events, shares
 from analyst.models import AnalysisSession, ShareLink
 
+log = logging.getLogger(__name__)
+
 NOT_ALLOWED = 4404  # the session does not exist or is not yours: no hint which
+LAYER_LOST = 4503  # the channel layer stopped reaching this socket: reconnect with ?after=
 
 
 class SessionEventsConsumer(AsyncJsonWebsocketConsumer):
-    async def allowed_session(self) -> object | None:
-        """The session this connection may read, or None."""
+    ticker: asyncio.Task[None] | None = None
+
+    async def allowed(self) -> tuple[object, list[str]] | None:
+        """The session this connection may read and the groups it listens on, or None."""
         user = self.scope.get("user")
         session_id = self.scope["url_route"]["kwargs"]["session_id"]
         if user is None or not user.is_authenticated or not await _owns(user, session_id):
             return None
-        return session_id
+        return session_id, [events.group_name(session_id)]
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            if self.ticker is not None:
+                self.ticker.cancel()
 
     async def connect(self) -> None:
-        session_id = await self.allowed_session()
-        if session_id is None:
+        found = await self.allowed()
+        if found is None:
             await self.close(code=NOT_ALLOWED)
             return
-        self.session_id = session_id
-        self.group = events.group_name(session_id)
+        self.session_id, self.listening = found
         self.last = _after(self.scope)
-        await self.channel_layer.group_add(self.group, self.channel_name)  # before the replay
+        self.sending = asyncio.Lock()  # one sender at a time: replays, live events, heartbeats
+        self.ping: str | None = None  # the token of our ping still on its way through the layer
+        await self.join()  # before the replay, so nothing falls between
         await self.accept()
-        await self.replay()
+        async with self.sending:
+            await self.replay()
+            await self.heartbeat()
+        self.ticker = asyncio.create_task(self.tick_forever())
 
     async def disconnect(self, code: int) -> None:
-        if hasattr(self, "group"):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+        for group in getattr(self, "listening", ()):
+            try:
+                await self.channel_layer.group_discard(group, self.channel_name)
+            except Exception as error:  # the layer is down: the group forgets us by itself
+                log.info("could not leave %s: %s", group, error)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         """Clients only ever ask for a replay: {"after": <seq>}."""
         if isinstance(content, dict) and isinstance(content.get("after"), int):
-            self.last = content["after"]
-            await self.replay()
+            async with self.sending:
+                self.last = content["after"]
+                await self.replay()
 
     async def session_event(self, message: dict[str, Any]) -> None:
         event = message["event"]
-        if event["seq"] == self.last + 1:
-            self.last = event["seq"]
-            await self.send_json(event)
-        elif event["seq"] > self.last + 1:  # one went missing on the way: the log has it
-            await self.replay()
+        async with self.sending:
+            if event["seq"] == self.last + 1:
+                self.last = event["seq"]
+                await self.send_json(event)
+            elif event["seq"] > self.last + 1:  # one went missing on the way: the log has it
+                await self.replay()
+
+    async def layer_ping(self, message: dict[str, Any]) -> None:
+        if message.get("token") == self.ping:
+            self.ping = None
 
     async def replay(self) -> None:
+        """Send what the log holds after self.last; the caller holds self.sending."""
         while batch := await database_sync_to_async(events.after)(self.session_id, self.last):
             for event in batch:
                 self.last = event["seq"]
                 await self.send_json(event)
 
+    async def heartbeat(self) -> None:
+        interval = settings.ANALYST_HEARTBEAT_INTERVAL
+        await self.send_json({"type": "heartbeat", "seq": self.last, "interval": interval})
+
+    async def join(self) -> None:
+        """Join our groups (again: group_add is idempotent, and renews the group's expiry)."""
+        for group in self.listening:
+            await self.channel_layer.group_add(group, self.channel_name)
+
+    async def tick_forever(self) -> None:
+        while True:
+            await asyncio.sleep(settings.ANALYST_HEARTBEAT_INTERVAL)
+            try:
+                code = await self.tick()
+            except Exception:
+                log.exception("live view tick failed for session %s", self.session_id)
+                continue
+            if code is not None:
+                await self.close(code=code)
+                return
+
+    async def tick(self) -> int | None:
+        """Check that we may still listen and that the layer still reaches us; catch up; say so.
+        Returns the close code when the socket must end."""
+        found = await self.allowed()
+        if found is None or found[0] != self.session_id:
+            return NOT_ALLOWED
+        if self.ping is not None:
+            log.warning("the channel layer lost a live view of session %s: closing it", self.session_id)
+            return LAYER_LOST
+        try:
+            async with asyncio.timeout(settings.ANALYST_HEARTBEAT_INTERVAL):
+                await self.join()
+                self.ping = secrets.token_hex(8)
+                await self.channel_layer.send(self.channel_name, {"type": "layer.ping", "token": self.ping})
+        except Exception as error:
+            log.warning("the channel layer failed a live view of session %s: %r", self.session_id, error)
+            return LAYER_LOST
+        async with self.sending:
+            await self.replay()  # the log is the truth: anything the layer dropped comes from it
+            await self.heartbeat()
+        return None
+
 
 class SharedEventsConsumer(SessionEventsConsumer):
-    """A share link's stream; revoking the link closes it at once."""
+    """A share link's stream; revoking the link closes it at once (or, if the layer lost the
+    revocation, at the next tick)."""
 
-    async def allowed_session(self) -> object | None:
+    async def allowed(self) -> tuple[object, list[str]] | None:
         found = await _shared_link(self.scope["url_route"]["kwargs"]["token"])
         if found is None:
             return None
-        self.link_group = shares.group_name(found[0])
-        await self.channel_layer.group_add(self.link_group, self.channel_name)
-        return found[1]
-
-    async def disconnect(self, code: int) -> None:
-        if hasattr(self, "link_group"):
-            await self.channel_layer.group_discard(self.link_group, self.channel_name)
-        await super().disconnect(code)
+        link_id, session_id = found
+        return session_id, [shares.group_name(link_id), events.group_name(session_id)]
 
     async def share_revoked(self, message: dict[str, Any]) -> None:
         await self.close(code=NOT_ALLOWED)

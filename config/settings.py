@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
 
 from config.env import envbool, envbytes, envfloat, envint, envsecret, envstr, load_dotenv
 
@@ -86,9 +88,19 @@ CHANNEL_LAYERS = {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
         # channels_redis waits for messages in blocking pops of 5 s; redis-py (6 and later) gives
         # up on any read after 5 s by default, which failed idle waits and ended their consumers.
-        "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 15}], "capacity": 2000},
+        # A Redis restart breaks every pooled connection: a command retries on a new one.
+        "CONFIG": {
+            "hosts": [
+                {"address": REDIS_URL, "socket_timeout": 15, "retry": Retry(ExponentialBackoff(1, 0.05), 3)}
+            ],
+            "capacity": 2000,
+        },
     }
 }
+# Live views (WebSockets) tick this often: each re-joins its groups (a Redis restart empties them),
+# checks the layer still reaches it, replays from the log what it missed and sends a heartbeat;
+# a page that hears nothing for 2.5 intervals reconnects.
+ANALYST_HEARTBEAT_INTERVAL = envfloat("ANALYST_HEARTBEAT_INTERVAL", 10.0)
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = None
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -1,11 +1,15 @@
 // The session's events, each once and in seq order, across reconnects: first the log over HTTP
 // (paged), then live over the WebSocket from the last seq seen; a lost connection reconnects
-// with backoff and carries on from there.
+// with backoff and carries on from there. The server sends a heartbeat every `interval` seconds
+// ({"type": "heartbeat", "seq": <the last seq it sent>, "interval": <seconds>}): a socket silent
+// for SILENT_HEARTBEATS of them counts as lost, even if it never closed.
 import { ApiError } from "./api.js";
 
 const FIRST_DELAY = 500;
 const MAX_DELAY = 5000;
 const NOT_ALLOWED = 4404; // the server's close code: no such session, or not yours
+const SILENT_HEARTBEATS = 2.5;
+const FIRST_INTERVAL = 10; // seconds between heartbeats until the server says otherwise
 
 /**
  * onEvent(event) gets each event once, in order; onState(state) hears "connecting", "live",
@@ -17,6 +21,8 @@ export class EventStream {
     this.last = 0; // the last seq handed to onEvent
     this.askedAfter = null; // the gap replay already requested, so a burst asks once
     this.delay = FIRST_DELAY;
+    this.interval = FIRST_INTERVAL;
+    this.silence = null; // the timer that gives up on a socket that has gone quiet
   }
 
   start() {
@@ -33,12 +39,31 @@ export class EventStream {
       return this.retry();
     }
     const socket = new WebSocket(this.socketUrl());
+    this.expectWithin(socket);
     socket.onopen = () => {
       this.delay = FIRST_DELAY;
       this.onState("live");
     };
-    socket.onmessage = (message) => this.receive(socket, message.data);
-    socket.onclose = (close) => (close.code === NOT_ALLOWED ? this.onState("unavailable") : this.retry());
+    socket.onmessage = (message) => {
+      this.receive(socket, message.data);
+      this.expectWithin(socket);
+    };
+    socket.onclose = (close) => {
+      clearTimeout(this.silence);
+      if (close.code === NOT_ALLOWED) this.onState("unavailable");
+      else this.retry();
+    };
+  }
+
+  /** Give up on `socket` unless something (an event, a heartbeat) arrives soon. */
+  expectWithin(socket) {
+    clearTimeout(this.silence);
+    this.silence = setTimeout(() => {
+      // The server may have lost us without closing (say, its Redis restarted): start over.
+      socket.onopen = socket.onmessage = socket.onclose = null;
+      socket.close();
+      this.retry();
+    }, this.interval * SILENT_HEARTBEATS * 1000);
   }
 
   /** The log over HTTP page by page: a long history comes faster than through the socket. */
@@ -72,14 +97,24 @@ export class EventStream {
     } catch {
       return;
     }
+    if (event?.type === "heartbeat") {
+      if (event.interval > 0) this.interval = event.interval;
+      // The server has sent more than we got: ask for the rest.
+      if (Number.isInteger(event.seq) && event.seq > this.last) this.askAgain(socket);
+      return;
+    }
     if (!Number.isInteger(event?.seq) || event.seq <= this.last) return; // seen already
     if (event.seq > this.last + 1) {
       // One went missing: the server replays from our last; this one comes again in order.
-      if (this.askedAfter !== this.last) socket.send(JSON.stringify({ after: this.last }));
-      this.askedAfter = this.last;
+      this.askAgain(socket);
       return;
     }
     this.accept(event);
+  }
+
+  askAgain(socket) {
+    if (this.askedAfter !== this.last) socket.send(JSON.stringify({ after: this.last }));
+    this.askedAfter = this.last;
   }
 
   accept(event) {

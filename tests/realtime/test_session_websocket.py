@@ -1,27 +1,37 @@
 """The session's WebSocket: the owner gets the log from its last seq, then live; nobody else does."""
 
 import pytest
-import pytest_asyncio
 from asgiref.sync import sync_to_async
-from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
-from django.db import connections
 from django.test import Client
 
 from analyst import events, shares
-from analyst.models import AnalysisSession, ShareLink
+from analyst.models import ShareLink
 from config.asgi import application
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
 
-@pytest_asyncio.fixture(autouse=True)
-async def close_consumer_connections():
-    """The consumer's queries run in a worker thread whose connection would outlive the test
-    (and keep Postgres from dropping the test database)."""
-    yield
-    await database_sync_to_async(connections.close_all)()
+@pytest.fixture(autouse=True)
+def heartbeat_only_on_connect(settings):
+    """The socket's tick has tests of its own (test_heartbeats.py); here it stays out of the way."""
+    settings.ANALYST_HEARTBEAT_INTERVAL = 600
+
+
+async def next_event(communicator, timeout=1):
+    """The next frame that is not a heartbeat."""
+    while (frame := await communicator.receive_json_from(timeout=timeout))["type"] == "heartbeat":
+        pass
+    return frame
+
+
+async def no_event(communicator, timeout=0.3, interval=0.01):
+    """Nothing but heartbeats arrives within ``timeout``."""
+    while not await communicator.receive_nothing(timeout=timeout, interval=interval):
+        if (await communicator.receive_json_from())["type"] != "heartbeat":
+            return False
+    return True
 
 
 def cookie_for(user) -> bytes:
@@ -39,25 +49,16 @@ async def connect(session_id, user=None, *, after=0, origin=b"http://127.0.0.1:8
     return communicator, connected, code
 
 
-@pytest.fixture
-def owner_and_session():
-    owner = get_user_model().objects.create_user("owner")
-    session = AnalysisSession.objects.create(owner=owner, model="anthropic/claude-test")
-    for n in range(3):
-        events.append(session.id, "stdout", {"text": f"{n}\n"})
-    return owner, session
-
-
 async def test_replay_after_the_last_seq_then_live(owner_and_session):
     owner, session = owner_and_session
     communicator, connected, _ = await connect(session.id, owner, after=1)
     assert connected
-    assert [(await communicator.receive_json_from())["seq"] for _ in range(2)] == [2, 3]
+    assert [(await next_event(communicator))["seq"] for _ in range(2)] == [2, 3]
 
     await sync_to_async(events.append)(session.id, "stdout", {"text": "live\n"})
-    live = await communicator.receive_json_from(timeout=5)
+    live = await next_event(communicator, timeout=5)
     assert (live["seq"], live["payload"]) == (4, {"text": "live\n"})
-    assert await communicator.receive_nothing(timeout=0.3)
+    assert await no_event(communicator, timeout=0.3)
     await communicator.disconnect()
 
 
@@ -67,9 +68,9 @@ async def test_a_socket_idle_for_longer_than_the_layers_blocking_pop_still_gets_
     owner, session = owner_and_session
     communicator, connected, _ = await connect(session.id, owner, after=3)
     assert connected
-    assert await communicator.receive_nothing(timeout=12, interval=0.5)
+    assert await no_event(communicator, timeout=12, interval=0.5)
     await sync_to_async(events.append)(session.id, "stdout", {"text": "after a while\n"})
-    live = await communicator.receive_json_from(timeout=5)
+    live = await next_event(communicator, timeout=5)
     assert (live["seq"], live["payload"]) == (4, {"text": "after a while\n"})
     await communicator.disconnect()
 
@@ -77,10 +78,10 @@ async def test_a_socket_idle_for_longer_than_the_layers_blocking_pop_still_gets_
 async def test_asking_again_replays_without_duplicates(owner_and_session):
     owner, session = owner_and_session
     communicator, connected, _ = await connect(session.id, owner, after=3)
-    assert connected and await communicator.receive_nothing(timeout=0.3)
+    assert connected and await no_event(communicator, timeout=0.3)
     await communicator.send_json_to({"after": 1})
-    assert [(await communicator.receive_json_from())["seq"] for _ in range(2)] == [2, 3]
-    assert await communicator.receive_nothing(timeout=0.3)
+    assert [(await next_event(communicator))["seq"] for _ in range(2)] == [2, 3]
+    assert await no_event(communicator, timeout=0.3)
     await communicator.disconnect()
 
 
@@ -112,11 +113,11 @@ async def test_a_share_link_streams_to_anyone_until_revoked(owner_and_session):
     link = await sync_to_async(ShareLink.objects.create)(session=session)
     communicator, connected, _ = await shared(link.token)
     assert connected
-    assert [(await communicator.receive_json_from())["seq"] for _ in range(3)] == [1, 2, 3]
+    assert [(await next_event(communicator))["seq"] for _ in range(3)] == [1, 2, 3]
     await sync_to_async(events.append)(session.id, "stdout", {"text": "live\n"})
-    assert (await communicator.receive_json_from(timeout=5))["seq"] == 4
+    assert (await next_event(communicator, timeout=5))["seq"] == 4
     await communicator.send_json_to({"code": "import os"})  # nothing but a replay request is heard
-    assert await communicator.receive_nothing(timeout=0.3)
+    assert await no_event(communicator, timeout=0.3)
 
     await sync_to_async(shares.do_revoke)(session=session, link_id=link.id)
     closed = await communicator.receive_output(timeout=5)  # the open stream ends at once
@@ -134,6 +135,6 @@ async def test_a_long_absence_replays_everything(owner_and_session):
         await sync_to_async(events.append)(session.id, "stdout", {"text": f"{n}\n"})
     communicator, connected, _ = await connect(session.id, owner, after=0)
     assert connected
-    seqs = [(await communicator.receive_json_from(timeout=5))["seq"] for _ in range(1005)]
+    seqs = [(await next_event(communicator, timeout=5))["seq"] for _ in range(1005)]
     assert seqs == list(range(1, 1006))
     await communicator.disconnect()

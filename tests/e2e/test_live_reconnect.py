@@ -1,0 +1,89 @@
+"""A live view that goes silent without closing (here: the web server paused with SIGSTOP for
+longer than the page's liveness bound) is given up by the page, which reconnects and shows what
+was said meanwhile."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from analyst import events
+from analyst.models import AnalysisSession
+from tests.daphne_process import daphne
+from tests.integration.conftest import database_url
+
+HEARTBEAT_SECONDS = 1  # so the page gives up after 2.5 s of silence
+
+
+@pytest.fixture(scope="module")
+def pausable_web(django_db_setup: None) -> Iterator[tuple[str, int]]:
+    """A daphne of this module's own, heartbeating every second: (base URL, its pid)."""
+    env = {
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "SECRET_KEY": settings.SECRET_KEY,  # the login cookie the test makes must hold there
+        "DATABASE_URL": database_url(),
+        "REDIS_URL": settings.REDIS_URL,
+        "ANALYST_HEARTBEAT_INTERVAL": str(HEARTBEAT_SECONDS),
+    }
+    with daphne(env, name="e2e-reconnect") as url:
+        yield url, daphne_pid(int(url.rsplit(":", 1)[1]))
+
+
+def daphne_pid(port: int) -> int:
+    """Our child daphne serving ``port``."""
+    for proc in Path("/proc").iterdir():
+        try:
+            args = (proc / "cmdline").read_bytes().split(b"\0")
+            parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent == os.getpid() and any(a.endswith(b"daphne") for a in args) and str(port).encode() in args:
+            return int(proc.name)
+    raise LookupError(f"no daphne of ours on port {port}")
+
+
+def test_a_silent_socket_is_given_up_and_the_page_catches_up(
+    transactional_db: None, pausable_web: tuple[str, int], browser: Any, shoot: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    url, pid = pausable_web
+    owner = get_user_model().objects.create_user("alice")
+    session = AnalysisSession.objects.create(owner=owner, model="anthropic/claude-test")
+    events.append(session.id, "notice", {"text": "before the pause"})
+    client = Client()
+    client.force_login(owner)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": url}])
+        page = context.new_page()
+        sockets: list[Any] = []
+        page.on("websocket", lambda socket: sockets.append(socket))  # noqa: PLW0108 (no builtins)
+        page.goto(f"{url}/sessions/{session.id}/")
+        status = page.get_by_test_id("connection-status")
+        expect(status).to_have_attribute("data-state", "live", timeout=15_000)
+        expect(page.get_by_test_id("notice")).to_have_text(["before the pause"])
+
+        os.kill(pid, signal.SIGSTOP)  # the socket stays open, and says nothing
+        try:
+            events.append(session.id, "notice", {"text": "said during the pause"})
+            expect(status).to_have_attribute("data-state", "reconnecting", timeout=15_000)
+            shoot(page, "silent")
+        finally:
+            os.kill(pid, signal.SIGCONT)
+
+        expect(status).to_have_attribute("data-state", "live", timeout=15_000)
+        expect(page.get_by_test_id("notice")).to_have_text(["before the pause", "said during the pause"])
+        assert len(sockets) >= 2  # a new socket, not the old one woken up
+        events.append(session.id, "notice", {"text": "after"})
+        expect(page.get_by_test_id("notice")).to_have_count(3, timeout=15_000)
+    finally:
+        context.close()
