@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export VENV
 TEST_DATABASE_URL ?= postgres://analyst:analyst@127.0.0.1:5432/analyst
 
-.PHONY: setup install vendor template migrate run test test-postgres bench lint clean
+.PHONY: setup install vendor template migrate run test test-postgres chaos bench lint clean
 
 setup: install vendor .env template migrate
 
@@ -45,6 +45,12 @@ test: setup
 test-postgres: setup
 	scripts/ensure-postgres
 	DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/pytest -m database -p no:cacheprovider
+
+# The fault suite at length: the worker SIGKILLed at random points of a turn 20 times over (make
+# test runs the same with 3); CHAOS_SEED=<n> replays a failed run.
+chaos: setup
+	scripts/ensure-redis
+	CHAOS_ITERATIONS=$${CHAOS_ITERATIONS:-20} $(BIN)/pytest tests/faults -p no:cacheprovider
 
 bench: setup
 	scripts/ensure-redis

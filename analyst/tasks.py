@@ -6,7 +6,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
-from analyst import turns, uploads
+from analyst import turns, uploads, worker_watch
 
 
 @shared_task(
@@ -18,15 +18,11 @@ def run_turn(turn_id: int) -> None:
     turns.execute(turn_id)
 
 
-@shared_task
-def fail_orphaned_turns() -> int:
-    return turns.fail_orphans()
-
-
 @worker_ready.connect
-def _sweep_on_start(**_: object) -> None:
-    """A worker that starts after a crash ends the turns its predecessor left running."""
-    fail_orphaned_turns.apply_async(countdown=settings.ANALYST_TURN_LEASE + 1)
+def _watch(sender: object, **_: object) -> None:
+    """Every worker beats and reconciles from its start: the turns a dead pool process or a dead
+    worker left running end, and turns whose message was lost are sent again."""
+    worker_watch.start(getattr(sender, "hostname", "") or "worker")
 
 
 @shared_task(acks_late=True, soft_time_limit=300, time_limit=330)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
@@ -11,7 +12,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from analyst import events, usage
+from analyst import events, turn_queue, usage
 from analyst.agent.loop import TurnCancelled, TurnRunner
 from analyst.agent.providers import ProviderError
 from analyst.models import AnalysisSession, Turn
@@ -33,18 +34,21 @@ def check_can_start(session: AnalysisSession) -> None:
 
 
 def do_start_turn(*, session: AnalysisSession, user: AbstractBaseUser, kind: str, text: str) -> Turn:
-    """Store the request and its first event, and enqueue the turn once that is committed."""
-    from analyst.tasks import run_turn
+    """Store the request and its first event, and enqueue the turn once that is committed.
 
+    The returned turn's ``enqueued`` says whether the broker took it; when it did not, the turn
+    is stored all the same and the reconciler sends it once the broker is back.
+    """
     with transaction.atomic():
         AnalysisSession.objects.select_for_update().filter(id=session.id).first()
         check_can_start(session)
         if kind == Turn.Kind.CHAT:
             usage.check_budget(user)  # a code cell costs no tokens: it always runs
         turn = Turn.objects.create(session=session, requested_by=user, kind=kind, input=text)
+        turn.enqueued = None
         # Before the broadcast: sooner to work. A turn queued behind a saving one is only claimed
         # once that one ends, and that end enqueues it again (see claim and dispatch_next).
-        transaction.on_commit(lambda: run_turn.delay(turn.id))
+        transaction.on_commit(lambda: setattr(turn, "enqueued", turn_queue.enqueue(turn.id)))
         if kind == Turn.Kind.CHAT:
             events.append(session.id, "user_message", {"text": text}, turn=turn)
         else:
@@ -58,10 +62,11 @@ def do_cancel(*, session: AnalysisSession) -> Turn | None:
     if turn is None:
         return None
     Turn.objects.filter(id=turn.id).update(cancel_requested=True)
-    if turn.status == Turn.Status.QUEUED and finish(
-        turn, Turn.Status.CANCELLED, claimed_from=Turn.Status.QUEUED
-    ):
-        events.append(session.id, "turn_cancelled", {}, turn=turn)
+    if turn.status == Turn.Status.QUEUED and end_queued(turn, Turn.Status.CANCELLED, "turn_cancelled"):
+        return turn
+    if lease_lapsed(turn) and finish(turn, Turn.Status.CANCELLED, error="stopped; its worker had stopped"):
+        # Nobody runs it any more: waiting for the sweep would keep the session blocked.
+        announce_end(turn, "turn_cancelled", {"reason": "its worker had stopped"})
         dispatch_next(session.id)
         return turn
     if session.sandbox_id:
@@ -138,8 +143,27 @@ def run_claimed(turn: Turn) -> None:
 
 def end(turn: Turn, status: str, event: str, payload: dict[str, object]) -> None:
     if finish(turn, status, error=str(payload.get("reason", ""))):
-        spent = usage.turn_usage(turn).as_dict()
-        events.append(turn.session_id, event, {**payload, "usage": spent}, turn=turn)
+        announce_end(turn, event, payload)
+
+
+def end_queued(turn: Turn, status: str, event: str, reason: str = "") -> bool:
+    """End a turn that never started (cancelled, or expired in the queue); False if it had."""
+    if not finish(turn, status, error=reason, claimed_from=Turn.Status.QUEUED):
+        return False
+    announce_end(turn, event, {"reason": reason} if reason else {})
+    dispatch_next(turn.session_id)
+    return True
+
+
+def announce_end(turn: Turn, event: str, payload: dict[str, object]) -> None:
+    """The turn's one terminal event, with what it spent."""
+    spent = usage.turn_usage(turn).as_dict()
+    events.append(turn.session_id, event, {**payload, "usage": spent}, turn=turn)
+
+
+def lease_lapsed(turn: Turn, now: datetime | None = None) -> bool:
+    expires = turn.lease_expires_at
+    return turn.status == Turn.Status.RUNNING and expires is not None and expires < (now or timezone.now())
 
 
 def finish(turn: Turn, status: str, *, error: str = "", claimed_from: str = Turn.Status.RUNNING) -> bool:
@@ -150,21 +174,21 @@ def finish(turn: Turn, status: str, *, error: str = "", claimed_from: str = Turn
 
 
 def dispatch_next(session_id: object) -> None:
-    """Enqueue the session's oldest queued turn: one may be waiting for the turn that just ended."""
-    from analyst.tasks import run_turn
-
+    """Enqueue the session's oldest queued turn: one may be waiting for the turn that just ended
+    (should the broker not take it, the reconciler sends it later)."""
     waiting = Turn.objects.filter(session_id=session_id, status=Turn.Status.QUEUED).order_by("id").first()
     if waiting is not None:
-        run_turn.delay(waiting.id)
+        turn_queue.enqueue(waiting.id)
 
 
-def fail_orphans() -> int:
+def fail_orphans(now: datetime | None = None) -> int:
     """Turns whose worker died (their lease lapsed) end as failed, each with an event saying so."""
     count = 0
-    for turn in Turn.objects.filter(status=Turn.Status.RUNNING, lease_expires_at__lt=timezone.now()):
+    lapsed = Turn.objects.filter(status=Turn.Status.RUNNING, lease_expires_at__lt=now or timezone.now())
+    for turn in lapsed:
         reason = "the worker running this turn stopped; ask again"
         if finish(turn, Turn.Status.FAILED, error=reason):
-            events.append(turn.session_id, "turn_failed", {"reason": reason}, turn=turn)
+            announce_end(turn, "turn_failed", {"reason": reason})
             dispatch_next(turn.session_id)
             count += 1
     return count

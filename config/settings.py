@@ -182,6 +182,25 @@ ANALYST_MAX_UPLOAD = envbytes("ANALYST_MAX_UPLOAD", 200 << 20)
 ANALYST_DELTA_INTERVAL = envfloat("ANALYST_DELTA_INTERVAL", 0.075)
 # A running turn renews its lease this often (seconds); a lapsed lease means its worker died.
 ANALYST_TURN_LEASE = envint("ANALYST_TURN_LEASE", 15)
+# Every worker's reconciler runs this often (seconds): it ends turns whose lease lapsed, sends
+# again a queued turn sent ANALYST_REQUEUE_AFTER ago and not started (its message was lost), and
+# ends one queued longer than ANALYST_QUEUED_MAX, saying why.
+ANALYST_RECONCILE_INTERVAL = envfloat("ANALYST_RECONCILE_INTERVAL", 5.0)
+ANALYST_REQUEUE_AFTER = envfloat("ANALYST_REQUEUE_AFTER", 30.0)
+ANALYST_QUEUED_MAX = envint("ANALYST_QUEUED_MAX", 600)
+# A task a worker took but never acknowledged (it died) goes back to the queue after this long:
+# just above the longest task (a turn's hard limit), not kombu's default hour. Publishing gives
+# up within about a second when Redis is down: the row is kept and the reconciler sends it later.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": ANALYST_TURN_TIMEOUT + 60,
+    "socket_connect_timeout": 3,
+}
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.5,
+}
 # Usage: USD per million input and output tokens by model route ("ollama/*" prices a provider's
 # every model); ANALYST_PRICES, a JSON object of the same shape, adds to or overrides these (null
 # unprices one). A model without a price shows its tokens and "cost unknown".

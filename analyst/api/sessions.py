@@ -79,6 +79,18 @@ def _start(request: HttpRequest, session_id: str, kind: str, field: str) -> Json
         raise ApiError(409, "turn_running", str(exc)) from None
     except usage.TokenBudgetExhausted as exc:
         raise ApiError(429, "token_budget_exhausted", str(exc)) from None
+    if turn.enqueued is False:
+        # Stored, not lost: the reconciler sends it once the broker answers again.
+        message = (
+            "The task queue is unreachable just now. Your request is saved and will run as soon as"
+            " the queue is back; there is no need to send it again."
+        )
+        body = {
+            "error": {"code": "queue_unavailable", "message": message},
+            "turn": turn.id,
+            "status": turn.status,
+        }
+        return JsonResponse(body, status=503)
     return JsonResponse({"turn": turn.id, "status": turn.status}, status=202)
 
 

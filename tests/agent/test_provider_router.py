@@ -34,6 +34,7 @@ PUBLIC_API = [
     "ProviderError",
     "ProviderUnavailable",
     "RateLimited",
+    "Retrying",
     "StreamEvent",
     "TextDelta",
     "TextPart",

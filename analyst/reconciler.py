@@ -1,0 +1,67 @@
+"""What every worker does every few seconds so that no session stays stuck after a fault.
+
+- a running turn whose lease lapsed (its worker or pool process died) ends as failed;
+- a queued turn whose task never reached the broker, or was lost there, is sent again;
+- a queued turn no worker started within ANALYST_QUEUED_MAX ends as failed, saying why.
+
+Each action is an atomic update on the Turn row, so reconcilers in several workers at once do
+each thing once.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db.models import Exists, OuterRef, Q
+from django.utils import timezone
+
+from analyst import metrics, turn_queue, turns
+from analyst.models import Turn
+
+log = logging.getLogger(__name__)
+NEVER_SENT_GRACE = 3.0  # seconds
+
+
+def reconcile(now: datetime | None = None) -> dict[str, int]:
+    """One pass; how many turns each action touched."""
+    now = now or timezone.now()
+    done = {
+        "failed_orphan": turns.fail_orphans(now=now),
+        "expired": expire_queued(now),
+        "requeued": requeue_lost(now),
+    }
+    for action, count in done.items():
+        if count:
+            metrics.count("reconciler_actions", count, action=action)
+            log.info("reconciler: %s %d turn(s)", action, count)
+    return done
+
+
+def _startable() -> Exists:
+    """Queued turns with no earlier unfinished turn in their session (those wait their turn)."""
+    earlier = Turn.objects.filter(session=OuterRef("session"), id__lt=OuterRef("id")).exclude(
+        status__in=Turn.FINISHED
+    )
+    return ~Exists(earlier)
+
+
+def requeue_lost(now: datetime) -> int:
+    """Send again each startable queued turn sent ANALYST_REQUEUE_AFTER ago and still not
+    started, or never sent (a few seconds after it was stored: the web process sends it first)."""
+    stale = now - timedelta(seconds=settings.ANALYST_REQUEUE_AFTER)
+    unsent = Q(enqueued_at=None, created_at__lt=now - timedelta(seconds=NEVER_SENT_GRACE))
+    lost = Turn.objects.filter(_startable(), unsent | Q(enqueued_at__lt=stale), status=Turn.Status.QUEUED)
+    return sum(turn_queue.resend(turn) for turn in lost.order_by("id"))
+
+
+def expire_queued(now: datetime) -> int:
+    """End the startable turns queued longer than ANALYST_QUEUED_MAX: running them now would
+    answer a question asked long ago, by surprise."""
+    limit = settings.ANALYST_QUEUED_MAX
+    old = Turn.objects.filter(
+        _startable(), status=Turn.Status.QUEUED, created_at__lt=now - timedelta(seconds=limit)
+    )
+    reason = f"no worker could start this turn within {limit // 60} min; ask again"
+    return sum(turns.end_queued(turn, Turn.Status.FAILED, "turn_failed", reason) for turn in old)

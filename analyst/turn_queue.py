@@ -1,0 +1,53 @@
+"""Handing turns to the broker: the Turn row is the truth, the broker's message only a nudge.
+
+A turn whose message never reached the broker (Redis down) or was lost there (Redis restarted
+without its data, a worker that died holding it) stays queued in the database with an old or
+empty ``enqueued_at``; the reconciler sends it again. A second delivery is harmless: the claim
+is atomic, so a turn runs once.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.utils import timezone
+from kombu.exceptions import OperationalError
+from redis.exceptions import RedisError
+
+from analyst.models import Turn
+
+log = logging.getLogger(__name__)
+
+BROKER_ERRORS = (OperationalError, RedisError, ConnectionError, TimeoutError)
+
+
+def enqueue(turn_id: int) -> bool:
+    """Send the turn's task and note when; False (logged) when the broker did not take it."""
+    if not _send(turn_id):
+        return False
+    Turn.objects.filter(id=turn_id, status=Turn.Status.QUEUED).update(enqueued_at=timezone.now())
+    return True
+
+
+def resend(turn: Turn) -> bool:
+    """Send a queued turn again, unless another process has since (``turn.enqueued_at`` is what
+    this one saw); False when someone else did or the broker did not take it."""
+    now = timezone.now()
+    mine = Turn.objects.filter(id=turn.id, status=Turn.Status.QUEUED, enqueued_at=turn.enqueued_at)
+    if not mine.update(enqueued_at=now):
+        return False
+    if _send(turn.id):
+        return True
+    Turn.objects.filter(id=turn.id, enqueued_at=now).update(enqueued_at=turn.enqueued_at)
+    return False
+
+
+def _send(turn_id: int) -> bool:
+    from analyst.tasks import run_turn
+
+    try:
+        run_turn.delay(turn_id)
+    except BROKER_ERRORS as exc:
+        log.warning("turn %s not enqueued (the broker is unreachable; it is sent later): %s", turn_id, exc)
+        return False
+    return True
