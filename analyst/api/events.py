@@ -9,14 +9,13 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
+from django.conf import settings
 from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.http import require_GET
 
 from analyst import events, sessions
 from analyst.api.auth import ApiError, api_view
 from analyst.models import Artifact
-
-KEEPALIVE_SECONDS = 15
 
 
 @api_view
@@ -60,9 +59,13 @@ async def live(session_id: object, after: int, *, link_group: str | None = None)
                     yield sse(event)
                 replay = bool(batch)
             try:
-                message = await asyncio.wait_for(layer.receive(channel), KEEPALIVE_SECONDS)
+                message = await asyncio.wait_for(layer.receive(channel), settings.ANALYST_HEARTBEAT_INTERVAL)
             except TimeoutError:
                 yield b": keep-alive\n\n"
+                # Quiet, or deaf: a Redis restart empties the groups. Join again, and ask the log.
+                for group in groups:
+                    await layer.group_add(group, channel)
+                replay = True
                 continue
             if message["type"] == "share.revoked":
                 return
