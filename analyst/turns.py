@@ -12,7 +12,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from analyst import events, turn_queue, usage
+from analyst import events, metrics, turn_queue, usage
 from analyst.agent.loop import TurnCancelled, TurnRunner
 from analyst.agent.providers import ProviderError
 from analyst.models import AnalysisSession, Turn
@@ -124,6 +124,7 @@ def run_claimed(turn: Turn) -> None:
     except TurnCancelled:
         end(turn, Turn.Status.CANCELLED, "turn_cancelled", {})
     except ProviderError as exc:
+        metrics.count("provider_errors", code=exc.code)
         events.append(turn.session_id, "error", {"code": exc.code, "message": str(exc)}, turn=turn)
         end(turn, Turn.Status.FAILED, "turn_failed", {"reason": str(exc)})
     except SoftTimeLimitExceeded:
@@ -144,6 +145,10 @@ def run_claimed(turn: Turn) -> None:
 def end(turn: Turn, status: str, event: str, payload: dict[str, object]) -> None:
     if finish(turn, status, error=str(payload.get("reason", ""))):
         announce_end(turn, event, payload)
+        if turn.started_at is not None:
+            metrics.observe(
+                "turn_seconds", (timezone.now() - turn.started_at).total_seconds(), outcome=status
+            )
 
 
 def end_queued(turn: Turn, status: str, event: str, reason: str = "") -> bool:

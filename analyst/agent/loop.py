@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 
-from analyst import events, usage
+from analyst import events, metrics, usage
 from analyst.agent import connections, history
 from analyst.agent.lease import Lease
 from analyst.agent.prompt import system_prompt
@@ -188,6 +188,7 @@ class TurnRunner:
             "reason": retrying.reason,
         }
         self.emit("model_retry", payload)
+        metrics.count("provider_retries")
 
     def call_tool(self, call: ToolCall, images: bool) -> ToolResultPart:
         problem = self.tool_problem(call)
@@ -224,12 +225,14 @@ class TurnRunner:
             payload = store_bundle(self.session, result.bundle)
             self.emit("result", {**payload, "is_main_result": result.is_main_result, **tag})
 
+        started = time.monotonic()
         execution = self.kernel.run(
             code,
             on_stdout=lambda text: self.emit("stdout", {"text": text, **tag}),
             on_stderr=lambda text: self.emit("stderr", {"text": text, **tag}),
             on_result=on_result,
         )
+        metrics.observe("cell_seconds", time.monotonic() - started)
         if execution.error is not None:
             error = execution.error
             value = self.kernel.death.cause if self.kernel.death else error.value  # the rest follows
