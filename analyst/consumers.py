@@ -70,8 +70,9 @@ class SessionEventsConsumer(AsyncJsonWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         for group in getattr(self, "listening", ()):
             try:
-                await self.channel_layer.group_discard(group, self.channel_name)
-            except Exception as error:  # the layer is down: the group forgets us by itself
+                async with asyncio.timeout(settings.ANALYST_HEARTBEAT_INTERVAL):
+                    await self.channel_layer.group_discard(group, self.channel_name)
+            except Exception as error:  # the layer is down or hung: the group forgets us by itself
                 log.info("could not leave %s: %s", group, error)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
