@@ -10,7 +10,7 @@ from tests.realtime.test_session_websocket import connect, shared
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
-INTERVAL = 0.2
+INTERVAL = 0.5
 
 
 @pytest.fixture(autouse=True)
