@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from django.db.models.fields.files import FieldFile
 from django.http import Http404
 
-from analyst.models import AnalysisSession
+from analyst.models import AnalysisSession, DataFile
 from sandboxes import AsyncSandbox, FileNotFound, InvalidPath, Sandbox, SandboxError
 
 MAX_DEPTH = 3
@@ -51,15 +51,21 @@ def live_sandbox(session: AnalysisSession) -> Iterator[Sandbox | None]:
 
 def listing(session: AnalysisSession) -> list[dict[str, object]]:
     uploads = {f.path: f for f in session.files.all()}
-    entries = [
-        _entry(f.path, f.name, f.size, "upload", rows=f.rows, columns=f.columns) for f in uploads.values()
-    ]
+    entries = [_upload_entry(f) for f in uploads.values()]
     with live_sandbox(session) as sandbox:
         if sandbox is not None:
             for path, size in _walk(sandbox, ".", 0):
                 if path not in uploads and len(entries) < MAX_LISTED:
                     entries.append(_entry(path, path.rsplit("/", 1)[-1], size, "output"))
     return entries
+
+
+def _upload_entry(upload: DataFile) -> dict[str, object]:
+    """An upload's row; one that could not be put in the sandbox also says so, and why."""
+    entry = _entry(upload.path, upload.name, upload.size, "upload", rows=upload.rows, columns=upload.columns)
+    if upload.placement == DataFile.Placement.FAILED:
+        entry.update(id=upload.id, status=upload.placement, error=upload.placement_error)
+    return entry
 
 
 def _entry(

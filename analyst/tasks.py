@@ -25,6 +25,10 @@ def _watch(sender: object, **_: object) -> None:
     worker_watch.start(getattr(sender, "hostname", "") or "worker")
 
 
-@shared_task(acks_late=True, soft_time_limit=300, time_limit=330)
-def place_file(data_file_id: int) -> None:
-    uploads.place(data_file_id)
+@shared_task(bind=True, acks_late=True, soft_time_limit=300, time_limit=330, max_retries=None)
+def place_file(self, data_file_id: int) -> None:  # self: the bound Celery Task
+    """Tried again with backoff while sandboxd is away (ANALYST_PLACE_TRIES in all), then the
+    file is marked failed with an error event; POST .../files/<id>/retry enqueues it again."""
+    uploads.place_or_retry(
+        data_file_id, tries=self.request.retries + 1, retry=lambda delay: self.retry(countdown=delay)
+    )

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
+from collections.abc import Callable
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
+from django.http import Http404
 
 from analyst import events
 from analyst.agent.session_kernel import SessionKernel
 from analyst.models import AnalysisSession, DataFile
+from sandboxes import SandboxError
 
+log = logging.getLogger(__name__)
 EXTENSIONS = (".csv", ".tsv", ".txt")
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ -]{0,120}$")
 SNIFF_BYTES = 64 << 10
@@ -28,6 +34,10 @@ del _df
 
 class UploadRefused(Exception):
     """The file cannot be accepted; the message says why, for the person who sent it."""
+
+
+class PlacementNotFailed(Exception):
+    """Only a file whose placement failed can be retried."""
 
 
 def check_upload(upload: UploadedFile) -> str:
@@ -81,10 +91,15 @@ def do_upload(*, session: AnalysisSession, upload: UploadedFile) -> DataFile:
 
 
 def place(data_file_id: int) -> None:
-    """Worker side: write the file into the sandbox and describe it, computed inside the sandbox."""
-    data_file = DataFile.objects.select_related("session").filter(id=data_file_id).first()
+    """Worker side: write the file into the sandbox and describe it, computed inside the sandbox.
+    Raises SandboxError (``retryable`` when sandboxd is away or slow: place_file tries again)."""
+    data_file = (
+        DataFile.objects.select_related("session")
+        .filter(id=data_file_id, placement=DataFile.Placement.PLACING)
+        .first()
+    )
     if data_file is None:
-        return  # deleted meanwhile
+        return  # deleted meanwhile, or a duplicate delivery of a placement already ended
     session = data_file.session
     kernel = SessionKernel(session, emit=lambda type, payload: events.append(session.id, type, payload))
     sandbox = kernel.sandbox()
@@ -96,7 +111,75 @@ def place(data_file_id: int) -> None:
     finally:
         context.close()
     describe(data_file, execution.stdout, execution.error and str(execution.error))
+    DataFile.objects.filter(id=data_file.id).update(placement=DataFile.Placement.READY, placement_error="")
+    data_file.placement = DataFile.Placement.READY
     events.append(session.id, "file_added", file_dict(data_file))
+
+
+def place_or_retry(data_file_id: int, *, tries: int, retry: Callable[[float], BaseException]) -> None:
+    """place() as try number ``tries``: while sandboxd is away or slow, call ``retry`` with the
+    seconds to wait (it raises: Celery's Task.retry); after the last try, or on a failure no
+    retry would mend, mark the file failed with an event saying why."""
+    try:
+        place(data_file_id)
+    except SandboxError as exc:
+        log.warning("placing file %s, try %s: %s: %s", data_file_id, tries, exc.code, exc.message)
+        if exc.retryable and tries < place_tries():
+            raise retry(retry_delay(tries - 1)) from exc
+        why = f"{exc.message}; tried {tries} times" if exc.retryable else exc.message
+        fail_placement(data_file_id, why)
+    except SoftTimeLimitExceeded:
+        fail_placement(data_file_id, "placing it took longer than its time limit")
+    except Exception:
+        fail_placement(data_file_id, "an internal error stopped it")
+        raise
+
+
+def place_tries() -> int:
+    """How many times a placement is tried before the file is marked failed."""
+    return int(getattr(settings, "ANALYST_PLACE_TRIES", 5))
+
+
+def retry_delay(retries_done: int) -> float:
+    """Seconds before the next try: doubling from ANALYST_PLACE_BACKOFF, at most a minute
+    (by default 4, 8, 16, 32 s: with the SDK's 30 s timeouts, about two to three minutes)."""
+    first = float(getattr(settings, "ANALYST_PLACE_BACKOFF", 4.0))
+    return min(first * 2**retries_done, 60.0)
+
+
+def fail_placement(data_file_id: int, reason: str) -> None:
+    """The file could not be placed: mark it failed and say so in an ``error`` event (once)."""
+    failed = DataFile.objects.filter(id=data_file_id, placement=DataFile.Placement.PLACING).update(
+        placement=DataFile.Placement.FAILED, placement_error=reason[:2000]
+    )
+    data_file = DataFile.objects.filter(id=data_file_id).first()
+    if not failed or data_file is None:
+        return
+    message = f"{data_file.name} could not be put in the sandbox ({reason}). Retry it from the files panel."
+    events.append(
+        data_file.session_id,
+        "error",
+        {"code": "file_not_placed", "message": message, "file": placement_dict(data_file)},
+    )
+
+
+def do_retry_placement(*, session: AnalysisSession, file_id: int) -> DataFile:
+    """Place a failed file again. Http404 for a file not in ``session``; PlacementNotFailed for
+    a file that is in the sandbox already or on its way."""
+    from analyst.tasks import place_file
+
+    data_file = DataFile.objects.filter(id=file_id, session=session).first()
+    if data_file is None:
+        raise Http404("no such file")
+    with transaction.atomic():
+        claimed = DataFile.objects.filter(id=file_id, placement=DataFile.Placement.FAILED).update(
+            placement=DataFile.Placement.PLACING, placement_error=""
+        )
+        if not claimed:
+            raise PlacementNotFailed(f"{data_file.name} is {data_file.placement}, not failed")
+        transaction.on_commit(lambda: place_file.delay(file_id))
+    data_file.refresh_from_db()
+    return data_file
 
 
 def describe(data_file: DataFile, output: str, error: str | None) -> None:
@@ -126,3 +209,8 @@ def file_dict(data_file: DataFile) -> dict[str, object]:
         "columns": data_file.columns,
         "summary": data_file.summary,
     }
+
+
+def placement_dict(data_file: DataFile) -> dict[str, object]:
+    """file_dict with where the file's placement stands: "placing", "ready" or "failed" and why."""
+    return {**file_dict(data_file), "status": data_file.placement, "error": data_file.placement_error}

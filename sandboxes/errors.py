@@ -17,9 +17,12 @@
     ├── SnapshotCorrupt            422 snapshot_corrupt
     ├── SnapshotFailed             500 snapshot_failed (a kernel's state could not be saved or loaded)
     ├── QuotaExceeded              507 quota_exceeded
-    ├── CapacityExceeded           503 capacity_exceeded
-    ├── ServiceUnavailable         503 service_unavailable (sandboxd unreachable or failing)
-    └── RequestTimeout             --- the SDK gave up waiting (request_timeout)
+    ├── CapacityExceeded           503 capacity_exceeded, retryable
+    ├── ServiceUnavailable         503 service_unavailable, retryable (sandboxd unreachable or failing)
+    └── RequestTimeout             --- retryable: the SDK gave up waiting (request_timeout)
+
+``retryable`` says whether the same request may succeed later unchanged (sandboxd partitioned,
+restarting or full); a caller that retries should back off. The others will fail again as sent.
 
 A failing *cell* is not an exception: it is ``Execution.error`` (an ExecutionError).
 An exception raised by a run_code handler (on_stdout, on_result ...) is not wrapped either: it
@@ -32,6 +35,7 @@ from __future__ import annotations
 class SandboxError(Exception):
     code = "internal_error"
     http_status = 500
+    retryable = False
 
     def __init__(self, message: str = "") -> None:
         super().__init__(message or self.__class__.__doc__ or self.code)
@@ -138,18 +142,21 @@ class CapacityExceeded(SandboxError):
     """The service runs as many sandboxes as it is allowed to."""
 
     code, http_status = "capacity_exceeded", 503
+    retryable = True
 
 
 class ServiceUnavailable(SandboxError):
     """The sandbox service cannot be reached or failed."""
 
     code, http_status = "service_unavailable", 503
+    retryable = True
 
 
 class RequestTimeout(SandboxError):
     """The sandbox service did not answer in time."""
 
     code, http_status = "request_timeout", 504
+    retryable = True
 
 
 def _all_subclasses(cls: type[SandboxError]) -> list[type[SandboxError]]:

@@ -6,7 +6,7 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from analyst import session_files, sessions, uploads
 from analyst.api.auth import ApiError, api_view
@@ -18,15 +18,31 @@ from analyst.models import AnalysisSession
 def files(request: HttpRequest, session_id: str) -> HttpResponse:
     session = sessions.get_owned(request.user, session_id)
     if request.method == "GET":
-        return listing(session, f"/api/sessions/{session.id}/files/download")
+        base = f"/api/sessions/{session.id}/files"
+        return listing(session, f"{base}/download", retry_base=base)
     return upload(request, session)
 
 
-def listing(session: AnalysisSession, download_base: str) -> JsonResponse:
+def listing(session: AnalysisSession, download_base: str, *, retry_base: str | None = None) -> JsonResponse:
+    """With ``retry_base`` (the owner's listing), a failed upload carries the URL that retries it."""
     entries = session_files.listing(session)
     for entry in entries:
         entry["download_url"] = f"{download_base}?{urlencode({'path': entry['path']})}"
+        if retry_base and entry.get("status") == "failed":
+            entry["retry_url"] = f"{retry_base}/{entry['id']}/retry"
     return JsonResponse({"files": entries, "max_upload": settings.ANALYST_MAX_UPLOAD})
+
+
+@api_view
+@require_POST
+def retry(request: HttpRequest, session_id: str, file_id: int) -> HttpResponse:
+    """Place a file whose placement failed again (owner only: 404 for anyone else)."""
+    session = sessions.get_owned(request.user, session_id)
+    try:
+        data_file = uploads.do_retry_placement(session=session, file_id=file_id)
+    except uploads.PlacementNotFailed as exc:
+        raise ApiError(409, "not_failed", str(exc)) from None
+    return JsonResponse({"file": uploads.placement_dict(data_file)}, status=202)
 
 
 @api_view

@@ -13,6 +13,7 @@ urlpatterns = [
     path("sessions/<uuid:session_id>/fork", sessions.fork),
     path("sessions/<uuid:session_id>/files", files.files),
     path("sessions/<uuid:session_id>/files/download", files.download),
+    path("sessions/<uuid:session_id>/files/<int:file_id>/retry", files.retry),
     path("sessions/<uuid:session_id>/events", events.session_events),
     path("artifacts/<uuid:artifact_id>", events.artifact),
     path("shared/<str:token>/events", shared.shared_events),

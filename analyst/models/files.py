@@ -8,6 +8,11 @@ from analyst.models.sessions import AnalysisSession
 
 
 class DataFile(models.Model):
+    class Placement(models.TextChoices):
+        PLACING = "placing"  # stored here, on its way into the sandbox (retried while sandboxd is away)
+        READY = "ready"  # in the sandbox and described
+        FAILED = "failed"  # could not be placed; placement_error says why, a retry may place it
+
     session = models.ForeignKey(AnalysisSession, on_delete=models.CASCADE, related_name="files")
     name = models.CharField(max_length=255)
     path = models.CharField(max_length=500)  # relative to the sandbox's workdir
@@ -18,6 +23,8 @@ class DataFile(models.Model):
     # Our copy, so a fresh sandbox (the old one expired) gets the file again.
     stored = models.FileField(upload_to="uploads/%Y/%m/")
     uploaded_at = models.DateTimeField(auto_now_add=True)
+    placement = models.CharField(max_length=10, choices=Placement.choices, default=Placement.PLACING)
+    placement_error = models.TextField(blank=True, default="")
 
     class Meta:
         ordering = ["uploaded_at"]

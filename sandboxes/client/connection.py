@@ -33,11 +33,14 @@ class ConnectionConfig:
     def resolve(
         cls, url: str | None = None, token: str | None = None, request_timeout: float | None = None
     ) -> ConnectionConfig:
-        """Arguments first, then SANDBOXD_URL / SANDBOXD_TOKEN from the environment."""
+        """Arguments first, then SANDBOXD_URL / SANDBOXD_TOKEN / SANDBOXD_REQUEST_TIMEOUT (seconds)
+        from the environment."""
         return cls(
             url=(url or os.environ.get("SANDBOXD_URL") or DEFAULT_URL).rstrip("/"),
             token=token if token is not None else os.environ.get("SANDBOXD_TOKEN", ""),
-            request_timeout=request_timeout or DEFAULT_REQUEST_TIMEOUT,
+            request_timeout=request_timeout
+            or _env_seconds("SANDBOXD_REQUEST_TIMEOUT")
+            or DEFAULT_REQUEST_TIMEOUT,
         )
 
     @property
@@ -59,6 +62,17 @@ class ConnectionConfig:
     def execution_timeout(self, cell_timeout: float | None, request_timeout: float | None) -> httpx.Timeout:
         read = request_timeout or (cell_timeout or 300.0) + EXECUTION_MARGIN
         return httpx.Timeout(read, connect=CONNECT_TIMEOUT)
+
+
+def _env_seconds(name: str) -> float | None:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        seconds = float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number of seconds, not {raw!r}") from None
+    return seconds if seconds > 0 else None
 
 
 @functools.cache

@@ -1,5 +1,6 @@
 // The files panel: the session's uploads and the files its code wrote, with download links;
-// for the owner, uploading a CSV (button or drag and drop) with a progress bar.
+// for the owner, uploading a CSV (button or drag and drop) with a progress bar, and a Retry
+// button on an upload that could not be put in the sandbox.
 import { el } from "./dom.js";
 import { humanSize, tableShape } from "./format.js";
 
@@ -10,6 +11,7 @@ export class FilesPanel {
     this.loading = null; // the refresh in flight
     this.again = false; // another refresh was asked for meanwhile
     this.placing = null; // the path of our upload that the sandbox is still reading
+    this.recheck = null; // the timer that lists again while an upload is still being placed
 
     this.list = el("ul", { class: "file-list" });
     this.message = el("p", { class: "files-message", attrs: { role: "status" } });
@@ -120,7 +122,8 @@ export class FilesPanel {
     this.loading = this.api.get(this.filesUrl);
     try {
       const { files, max_upload: maxUpload } = await this.loading;
-      this.list.replaceChildren(...files.map(fileRow));
+      this.list.replaceChildren(...files.map((file) => this.fileRow(file)));
+      this.recheckWhilePlacing(files);
       this.message.textContent = files.length ? "" : "No files yet.";
       if (this.upload && maxUpload) {
         this.upload.maxUpload = maxUpload;
@@ -145,22 +148,82 @@ export class FilesPanel {
     }
     this.refresh();
   }
+
+  /** An error event with code file_not_placed: the upload failed for good (until retried). */
+  fileNotPlaced({ message, file }) {
+    if (file?.path && file.path === this.placing) this.placing = null;
+    if (this.upload) this.showUpload(message, true);
+    this.refresh();
+  }
+
+  /** Our upload may end without its event reaching us (file_added or the error that says it
+   * failed): list again, for a while, until it is described or failed. */
+  recheckWhilePlacing(files) {
+    clearTimeout(this.recheck);
+    this.recheck = null;
+    const ours = files.find((file) => file.kind === "upload" && file.path === this.placing);
+    if (!ours || ours.status === "failed" || ours.rows != null) {
+      if (ours?.status === "failed") this.placing = null;
+      this.rechecks = 0;
+      return;
+    }
+    this.rechecks = (this.rechecks ?? 0) + 1;
+    if (this.rechecks <= MAX_RECHECKS) this.recheck = setTimeout(() => this.refresh(), RECHECK_MS);
+  }
+
+  async retry(file, button) {
+    button.disabled = true;
+    button.textContent = "Retrying…";
+    try {
+      await this.api.post(file.retry_url);
+      this.placing = file.path;
+      this.showUpload(`Putting ${file.name} in the sandbox again…`);
+    } catch (error) {
+      this.showUpload(error.message, true);
+    }
+    this.refresh();
+  }
+
+  fileRow(file) {
+    const { name, path, size, rows, columns, kind, status, error, download_url: href } = file;
+    const details = [humanSize(size), tableShape(rows, columns)].filter(Boolean).join(" · ");
+    const row = el(
+      "li",
+      { class: "file-row", testid: "file-row" },
+      el("div", { class: "file-name", text: name, attrs: { title: path } }),
+      el(
+        "div",
+        { class: "file-details" },
+        el("span", { class: `file-kind ${kind}`, text: kind === "output" ? "output" : "upload" }),
+        el("span", { text: details }),
+      ),
+      el("a", { class: "file-download", text: "Download", attrs: { href, download: name } }),
+    );
+    row.dataset.kind = kind;
+    if (status) row.dataset.status = status;
+    if (kind === "upload" && path === this.placing && status !== "failed") {
+      row.append(el("div", { class: "file-placement", text: "Reading it into the sandbox…" }));
+    } else if (status === "failed") {
+      const why = el("div", {
+        class: "file-placement failed",
+        testid: "file-failed",
+        text: `Not in the sandbox: ${error || "it could not be placed"}`,
+      });
+      row.append(why);
+      if (file.retry_url) {
+        const button = el("button", {
+          class: "file-retry",
+          testid: "file-retry",
+          text: "Retry",
+          attrs: { type: "button" },
+        });
+        button.addEventListener("click", () => this.retry(file, button));
+        row.append(button);
+      }
+    }
+    return row;
+  }
 }
 
-function fileRow({ name, path, size, rows, columns, kind, download_url: href }) {
-  const details = [humanSize(size), tableShape(rows, columns)].filter(Boolean).join(" · ");
-  const row = el(
-    "li",
-    { class: "file-row", testid: "file-row" },
-    el("div", { class: "file-name", text: name, attrs: { title: path } }),
-    el(
-      "div",
-      { class: "file-details" },
-      el("span", { class: `file-kind ${kind}`, text: kind === "output" ? "output" : "upload" }),
-      el("span", { text: details }),
-    ),
-    el("a", { class: "file-download", text: "Download", attrs: { href, download: name } }),
-  );
-  row.dataset.kind = kind;
-  return row;
-}
+const RECHECK_MS = 5000;
+const MAX_RECHECKS = 60; // five minutes: a placement gives up (and says so) well before
