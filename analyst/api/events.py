@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -16,6 +18,8 @@ from django.views.decorators.http import require_GET
 from analyst import events, sessions
 from analyst.api.auth import ApiError, api_view
 from analyst.models import Artifact
+
+log = logging.getLogger(__name__)
 
 
 @api_view
@@ -47,10 +51,10 @@ async def live(session_id: object, after: int, *, link_group: str | None = None)
     layer = get_channel_layer()
     channel = await layer.new_channel()
     groups = [events.group_name(session_id), *([link_group] if link_group else [])]
-    for group in groups:  # before the replay, so nothing falls between
-        await layer.group_add(group, channel)
     last, replay = after, True
     try:
+        for group in groups:  # before the replay, so nothing falls between
+            await layer.group_add(group, channel)
         while True:
             while replay:  # in batches, until the log has nothing newer
                 batch = await sync_to_async(events.after)(session_id, last)
@@ -75,9 +79,13 @@ async def live(session_id: object, after: int, *, link_group: str | None = None)
                 yield sse(event)
             elif event["seq"] > last + 1:  # missed one: the stored log fills the gap
                 replay = True
+    except Exception:  # raised, the response would hang open and silent: end it, the client resumes
+        log.warning("live stream of session %s ended: the channel layer failed", session_id, exc_info=True)
     finally:
         for group in groups:
-            await layer.group_discard(group, channel)
+            with contextlib.suppress(Exception):  # a layer that is down forgets the channel by itself
+                async with asyncio.timeout(settings.ANALYST_HEARTBEAT_INTERVAL):
+                    await layer.group_discard(group, channel)
 
 
 def sse(event: dict[str, Any]) -> bytes:
