@@ -55,7 +55,7 @@ def web_on_faulty_redis(
 
 
 @pytest.fixture
-def owned_session(transactional_db: None) -> tuple[Any, AnalysisSession]:
+def live_view_session(transactional_db: None) -> tuple[Any, AnalysisSession]:
     owner = get_user_model().objects.create_user("owner")
     return owner, AnalysisSession.objects.create(owner=owner, model="anthropic/claude-test")
 

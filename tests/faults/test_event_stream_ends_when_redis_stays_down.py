@@ -12,8 +12,8 @@ from analyst.models import ApiToken
 from tests.faults.follower import WAIT
 
 
-def test_the_event_stream_ends_when_redis_is_gone(owned_session, web_on_faulty_redis, faulty_redis_layer):
-    owner, session = owned_session
+def test_the_event_stream_ends_when_redis_is_gone(live_view_session, web_on_faulty_redis, faulty_redis_layer):
+    owner, session = live_view_session
     _, secret = ApiToken.issue(owner)
     events.append(session.id, "stdout", {"text": "1"})
     url = f"{web_on_faulty_redis.replace('ws://', 'http://')}/api/sessions/{session.id}/events"

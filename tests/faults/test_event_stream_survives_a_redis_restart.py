@@ -14,9 +14,9 @@ from tests.faults.follower import WAIT
 
 
 def test_the_event_stream_gets_every_event_after_a_redis_restart(
-    owned_session, web_on_faulty_redis, faulty_redis_layer
+    live_view_session, web_on_faulty_redis, faulty_redis_layer
 ):
-    owner, session = owned_session
+    owner, session = live_view_session
     _, secret = ApiToken.issue(owner)
     events.append(session.id, "stdout", {"text": "1"})
     url = f"{web_on_faulty_redis.replace('ws://', 'http://')}/api/sessions/{session.id}/events"

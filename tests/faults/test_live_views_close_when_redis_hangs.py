@@ -9,9 +9,9 @@ from tests.faults.follower import Follower
 
 
 def test_a_live_view_closes_while_redis_hangs_and_catches_up_after(
-    owned_session, open_live_view, faulty_redis_layer
+    live_view_session, open_live_view, faulty_redis_layer
 ):
-    owner, session = owned_session
+    owner, session = live_view_session
     events.append(session.id, "stdout", {"text": "1"})
     view = Follower(open_live_view, f"/ws/sessions/{session.id}/", owner)
     view.read_through(1)

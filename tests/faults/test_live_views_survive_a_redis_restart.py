@@ -9,9 +9,9 @@ from tests.faults.follower import Follower
 
 
 def test_two_live_views_get_every_event_after_a_redis_restart(
-    owned_session, open_live_view, faulty_redis_layer
+    live_view_session, open_live_view, faulty_redis_layer
 ):
-    owner, session = owned_session
+    owner, session = live_view_session
     path = f"/ws/sessions/{session.id}/"
     views = [Follower(open_live_view, path, owner) for _ in range(2)]
     for n in (1, 2):

@@ -9,9 +9,9 @@ from tests.faults.follower import Follower
 
 
 def test_revoking_after_a_redis_restart_closes_the_open_share_sockets(
-    owned_session, open_live_view, faulty_redis_layer
+    live_view_session, open_live_view, faulty_redis_layer
 ):
-    _, session = owned_session
+    _, session = live_view_session
     link = ShareLink.objects.create(session=session)
     view = Follower(open_live_view, f"/ws/shared/{link.token}/", None)
     view.wait_for_heartbeat()
