@@ -24,6 +24,7 @@ TYPES = frozenset(
         "result",
         "error",
         "cell_done",
+        "saving",
         "notice",
         "kernel_restored",
         "forked",

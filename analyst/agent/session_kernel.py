@@ -206,6 +206,7 @@ class SessionKernel:
             return
         # From here the turn's work is done: a question sent meanwhile queues behind it.
         Turn.objects.filter(id=turn.id).update(saving=True)
+        self.emit("saving", {})  # the page says so, and that a question sent now starts next
         try:
             kernel_snapshots.take(self.session, self._sandbox, turn)
         except SnapshotTooLarge:

@@ -18,6 +18,10 @@ const PHASES = {
   saving: "Saving the kernel…",
 };
 
+function waitingForTheModel({ retry, retries }) {
+  return `Waiting for the model (retry ${retry} of ${retries})…`;
+}
+
 export class StatusBar {
   constructor(turns) {
     this.turns = turns;
@@ -51,6 +55,7 @@ export class StatusBar {
     this.activity.dataset.phase = shown ? phase : "";
     if (!shown) this.activity.textContent = "";
     else if (this.turns.waiting) this.activity.textContent = `${PHASES.saving} Yours starts next.`;
+    else if (phase === "retrying") this.activity.textContent = waitingForTheModel(this.turns.retry);
     else if (phase !== "cell") this.activity.textContent = PHASES[phase];
     else {
       const tick = () => (this.activity.textContent = `${PHASES.cell} ${seconds(Date.now() - since)}`);

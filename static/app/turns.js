@@ -1,9 +1,11 @@
 // Whether a turn is running and what it is doing, read from the event log; a turn we just
 // asked for counts as running from its 202 on, even before its first event arrives.
 
-// phase: "queued" (asked, not started), "thinking" (waiting for the model), "writing" (the
-// model's text streams in), "cell" (code runs), "saving" (a user's cell ran; the kernel is
-// being snapshotted; a turn asked for meanwhile waits for it, in `waiting`); null when no turn runs.
+// phase: "queued" (asked, not started), "thinking" (waiting for the model), "retrying" (the
+// model failed before answering and is asked again: `retry` says which of how many), "writing"
+// (the model's text streams in), "cell" (code runs), "saving" (the turn's work is done and the
+// kernel is being snapshotted; a turn asked for meanwhile waits for it, in `waiting`); null when
+// no turn runs.
 export class Turns extends EventTarget {
   open = new Set(); // ids of turns asked for or started, not yet ended
   ended = new Set();
@@ -11,6 +13,7 @@ export class Turns extends EventTarget {
   since = 0; // when the phase began, ms since the epoch
   kind = null; // the running turn's: "chat" or "cell"
   current = null; // the running turn's id
+  retry = null; // while retrying: the model_retry payload ({retry, retries, delay, reason})
 
   /** A turn asked for while the running one saves the kernel: it starts when that ends. */
   get waiting() {
@@ -39,6 +42,11 @@ export class Turns extends EventTarget {
         return this.phase === "cell" ? this.changed() : this.enter("cell", at); // it waited: runs now
       case "cell_done":
         return this.enter(this.kind === "chat" ? "thinking" : "saving", at);
+      case "saving":
+        return this.phase === "saving" ? undefined : this.enter("saving", at);
+      case "model_retry":
+        this.retry = payload;
+        return this.enter("retrying", at);
       case "assistant_delta":
         return this.phase === "writing" ? undefined : this.enter("writing", at);
       case "assistant_message":
@@ -67,6 +75,7 @@ export class Turns extends EventTarget {
   }
 
   enter(phase, at) {
+    if (phase !== "retrying") this.retry = null;
     this.phase = phase;
     this.since = at;
     this.changed();
