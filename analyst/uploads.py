@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import secrets
 from collections.abc import Callable
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -15,6 +16,7 @@ from django.http import Http404
 
 from analyst import events
 from analyst.agent.session_kernel import SessionKernel
+from analyst.artifacts import save_whole
 from analyst.models import AnalysisSession, DataFile
 from sandboxes import SandboxError
 
@@ -74,7 +76,8 @@ def human_size(size: int) -> str:
 
 
 def do_upload(*, session: AnalysisSession, upload: UploadedFile) -> DataFile:
-    """Keep our copy and enqueue its trip into the sandbox; a re-upload replaces the old file."""
+    """Keep our copy and enqueue its trip into the sandbox; a re-upload replaces the old file.
+    Raises UploadRefused, or StorageFull (then nothing is kept, and the old file stays)."""
     from analyst.tasks import place_file
 
     name = check_upload(upload)
@@ -84,7 +87,9 @@ def do_upload(*, session: AnalysisSession, upload: UploadedFile) -> DataFile:
             transaction.on_commit(lambda stored=replaced.stored: stored.delete(save=False))
             replaced.delete()
         data_file = DataFile(session=session, name=name, path=path, size=upload.size)
-        data_file.stored.save(name, upload, save=False)
+        stem, dot, extension = name.rpartition(".")
+        unique = f"{stem}_{secrets.token_hex(4)}{dot}{extension}"  # see save_whole
+        save_whole(data_file.stored, unique, upload, what=name)
         data_file.save()
         transaction.on_commit(lambda: place_file.delay(data_file.id))
     return data_file

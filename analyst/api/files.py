@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from analyst import session_files, sessions, uploads
 from analyst.api.auth import ApiError, api_view
+from analyst.artifacts import StorageFull
 from analyst.models import AnalysisSession
 
 
@@ -76,4 +77,6 @@ def upload(request: HttpRequest, session: AnalysisSession) -> JsonResponse:
         data_file = uploads.do_upload(session=session, upload=sent)
     except uploads.UploadRefused as exc:
         raise ApiError(400, "upload_refused", str(exc)) from None
+    except StorageFull as exc:
+        raise ApiError(507, exc.code, str(exc)) from None
     return JsonResponse({"file": uploads.file_dict(data_file)}, status=202)
