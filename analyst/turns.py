@@ -21,6 +21,9 @@ from sandboxes import Sandbox, SandboxError
 log = logging.getLogger(__name__)
 
 
+OUTCOMES = {"turn_done": "done", "turn_failed": "failed", "turn_cancelled": "cancelled"}
+
+
 class TurnRefused(Exception):
     """The request cannot start a turn now (say, one is already running)."""
 
@@ -145,10 +148,6 @@ def run_claimed(turn: Turn) -> None:
 def end(turn: Turn, status: str, event: str, payload: dict[str, object]) -> None:
     if finish(turn, status, error=str(payload.get("reason", ""))):
         announce_end(turn, event, payload)
-        if turn.started_at is not None:
-            metrics.observe(
-                "turn_seconds", (timezone.now() - turn.started_at).total_seconds(), outcome=status
-            )
 
 
 def end_queued(turn: Turn, status: str, event: str, reason: str = "") -> bool:
@@ -161,9 +160,12 @@ def end_queued(turn: Turn, status: str, event: str, reason: str = "") -> bool:
 
 
 def announce_end(turn: Turn, event: str, payload: dict[str, object]) -> None:
-    """The turn's one terminal event, with what it spent."""
+    """The turn's one terminal event, with what it spent; a turn that had started is timed."""
     spent = usage.turn_usage(turn).as_dict()
     events.append(turn.session_id, event, {**payload, "usage": spent}, turn=turn)
+    if turn.started_at is not None:
+        took = (timezone.now() - turn.started_at).total_seconds()
+        metrics.observe("turn_seconds", took, outcome=OUTCOMES[event])
 
 
 def lease_lapsed(turn: Turn, now: datetime | None = None) -> bool:

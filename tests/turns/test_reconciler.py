@@ -5,6 +5,7 @@ The broker is the one edge replaced here (what would be sent is recorded); tests
 same rules in real workers against a real Redis.
 """
 
+import uuid
 from datetime import timedelta
 from typing import Any
 
@@ -12,7 +13,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from analyst import events, reconciler, tasks, turns
+from analyst import events, metrics, reconciler, tasks, turns
 from analyst.models import AnalysisSession, Turn
 
 pytestmark = pytest.mark.django_db
@@ -92,8 +93,11 @@ def test_a_turn_queued_too_long_ends_with_a_reason_and_the_next_is_sent(session,
     assert kind == "turn_failed" and "within 10 min" in payload["reason"] and "usage" in payload
 
 
-def test_a_lapsed_lease_ends_the_turn_with_its_usage_and_sends_the_next(session, sent):
-    orphan = make_turn(session, age=60, status=Turn.Status.RUNNING, lease_expires_at=ago(5))
+def test_a_lapsed_lease_ends_the_turn_with_its_usage_and_sends_the_next(session, sent, settings):
+    settings.ANALYST_REDIS_PREFIX = f"test-reconciler-{uuid.uuid4()}"  # metrics of this test only
+    orphan = make_turn(
+        session, age=60, status=Turn.Status.RUNNING, started_at=ago(50), lease_expires_at=ago(5)
+    )
     waiting = make_turn(session, age=1, enqueued_at=ago(1))
     assert reconciler.reconcile()["failed_orphan"] == 1
     orphan.refresh_from_db()
@@ -101,6 +105,9 @@ def test_a_lapsed_lease_ends_the_turn_with_its_usage_and_sends_the_next(session,
     ((kind, payload),) = terminal(session)
     assert kind == "turn_failed" and payload["usage"]["calls"] == 0
     assert sent == [waiting.id], "the turn that waited behind it is sent at once"
+    scraped = metrics.exposition().decode()
+    assert 'analyst_turn_seconds_count{outcome="failed"} 1.0' in scraped, "the orphan's time is measured"
+    assert 'analyst_reconciler_actions_total{action="failed_orphan"} 1.0' in scraped
 
 
 def test_stop_on_a_turn_whose_worker_died_ends_it_at_once(session, sent):
