@@ -99,8 +99,12 @@ export class EventStream {
     }
     if (event?.type === "heartbeat") {
       if (event.interval > 0) this.interval = event.interval;
-      // The server has sent more than we got: ask for the rest.
-      if (Number.isInteger(event.seq) && event.seq > this.last) this.askAgain(socket);
+      // The server has sent more than we got: ask for the rest (again at each heartbeat, as an
+      // answer can be lost too).
+      if (Number.isInteger(event.seq) && event.seq > this.last) {
+        this.askedAfter = null;
+        this.askAgain(socket);
+      }
       return;
     }
     if (!Number.isInteger(event?.seq) || event.seq <= this.last) return; // seen already
