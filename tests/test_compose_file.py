@@ -128,3 +128,9 @@ def test_the_addresses_name_the_services_that_serve_them(services):
     assert f"http://sandboxd:{sandboxd.port}/health" in " ".join(services["sandboxd"]["healthcheck"]["test"])
     for service in APP_SERVICES:
         assert environment(services[service]) == env, "one configuration for the three app services"
+
+
+def test_web_and_worker_share_the_media_folder(services):
+    # The worker stores charts and reads uploads there; web serves the one and writes the other.
+    mounts = {name: set(services[name].get("volumes", [])) for name in ("web", "worker")}
+    assert "media:/app/var/media" in mounts["web"] & mounts["worker"]
