@@ -11,6 +11,7 @@ export class FilesPanel {
     this.loading = null; // the refresh in flight
     this.again = false; // another refresh was asked for meanwhile
     this.placing = null; // the path of our upload that the sandbox is still reading
+    this.placingAgain = false; // ... after a Retry: its rows may be known from before
     this.recheck = null; // the timer that lists again while an upload is still being placed
 
     this.list = el("ul", { class: "file-list" });
@@ -99,6 +100,7 @@ export class FilesPanel {
         (fraction) => (this.progress.value = fraction),
       );
       this.placing = answer?.file?.path ?? null;
+      this.placingAgain = false;
       this.showUpload(`${file.name} uploaded; reading it in the sandbox…`);
       this.refresh();
     } catch (error) {
@@ -122,8 +124,8 @@ export class FilesPanel {
     this.loading = this.api.get(this.filesUrl);
     try {
       const { files, max_upload: maxUpload } = await this.loading;
-      this.list.replaceChildren(...files.map((file) => this.fileRow(file)));
       this.recheckWhilePlacing(files);
+      this.list.replaceChildren(...files.map((file) => this.fileRow(file)));
       this.message.textContent = files.length ? "" : "No files yet.";
       if (this.upload && maxUpload) {
         this.upload.maxUpload = maxUpload;
@@ -161,9 +163,13 @@ export class FilesPanel {
   recheckWhilePlacing(files) {
     clearTimeout(this.recheck);
     this.recheck = null;
+    if (!this.placing) return;
     const ours = files.find((file) => file.kind === "upload" && file.path === this.placing);
-    if (!ours || ours.status === "failed" || ours.rows != null) {
-      if (ours?.status === "failed") this.placing = null;
+    if (ours?.status === "failed") {
+      this.showUpload(`${ours.name} could not be put in the sandbox: ${ours.error}`, true);
+    }
+    if (!ours || ours.status === "failed" || (ours.rows != null && !this.placingAgain)) {
+      this.placing = null;
       this.rechecks = 0;
       return;
     }
@@ -177,6 +183,7 @@ export class FilesPanel {
     try {
       await this.api.post(file.retry_url);
       this.placing = file.path;
+      this.placingAgain = true;
       this.showUpload(`Putting ${file.name} in the sandbox again…`);
     } catch (error) {
       this.showUpload(error.message, true);
