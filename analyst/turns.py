@@ -15,6 +15,7 @@ from django.utils import timezone
 from analyst import events, metrics, turn_queue, usage
 from analyst.agent.loop import TurnCancelled, TurnRunner
 from analyst.agent.providers import ProviderError
+from analyst.artifacts import StorageFull
 from analyst.models import AnalysisSession, Turn
 from sandboxes import Sandbox, SandboxError
 
@@ -134,6 +135,9 @@ def run_claimed(turn: Turn) -> None:
         if turn.session.sandbox_id:
             interrupt_kernel(turn.session.sandbox_id)
         end(turn, Turn.Status.FAILED, "turn_failed", {"reason": "the turn took longer than its time limit"})
+    except StorageFull as exc:  # a chart that did not fit: its cell was ended with it
+        events.append(turn.session_id, "error", {"code": exc.code, "message": str(exc)}, turn=turn)
+        end(turn, Turn.Status.FAILED, "turn_failed", {"reason": "the server's storage is full"})
     except SandboxError as exc:
         events.append(turn.session_id, "error", {"code": exc.code, "message": str(exc)}, turn=turn)
         end(turn, Turn.Status.FAILED, "turn_failed", {"reason": f"the sandbox service failed: {exc}"})

@@ -93,11 +93,6 @@ def test_a_full_disk_ends_the_turn_and_its_cell_so_the_next_cell_runs(
     assert results == [{"text/plain": "1"}]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="analyst/turns.py must end a turn on artifacts.StorageFull with its error event "
-    "(remove this marker once it does)",
-)
 def test_a_full_disk_says_so_in_the_turn(transactional_db, extra_worker, api, session, full_media):
     extra_worker(MEDIA_ROOT=str(full_media))
     post_cell(api, session, CHART_THEN_WAIT)
