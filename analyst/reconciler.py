@@ -2,9 +2,11 @@
 
 - a running turn whose lease lapsed (its worker or pool process died) ends as failed;
 - a queued turn whose task never reached the broker, or was lost there, is sent again;
-- a queued turn no worker started within ANALYST_QUEUED_MAX ends as failed, saying why.
+- a queued turn no worker started within ANALYST_QUEUED_MAX ends as failed, saying why;
+- an upload whose placement was never sent, or is overdue (its message lost, its worker dead),
+  is sent again.
 
-Each action is an atomic update on the Turn row, so reconcilers in several workers at once do
+Each action is an atomic update on the Turn or DataFile row, so reconcilers in several workers at once do
 each thing once.
 """
 
@@ -17,8 +19,8 @@ from django.conf import settings
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from analyst import metrics, turn_queue, turns
-from analyst.models import Turn
+from analyst import metrics, placement_queue, turn_queue, turns
+from analyst.models import DataFile, Turn
 
 log = logging.getLogger(__name__)
 NEVER_SENT_GRACE = 3.0  # seconds
@@ -31,6 +33,7 @@ def reconcile(now: datetime | None = None) -> dict[str, int]:
         "failed_orphan": turns.fail_orphans(now=now),
         "expired": expire_queued(now),
         "requeued": requeue_lost(now),
+        "placement_resent": resend_lost_placements(now),
     }
     for action, count in done.items():
         if count:
@@ -65,3 +68,11 @@ def expire_queued(now: datetime) -> int:
     )
     reason = f"no worker could start this turn within {limit // 60} min; ask again"
     return sum(turns.end_queued(turn, Turn.Status.FAILED, "turn_failed", reason) for turn in old)
+
+
+def resend_lost_placements(now: datetime) -> int:
+    """Send again each placing file overdue by ANALYST_REQUEUE_AFTER, or never sent."""
+    stale = now - timedelta(seconds=settings.ANALYST_REQUEUE_AFTER)
+    unsent = Q(placement_due=None, uploaded_at__lt=now - timedelta(seconds=NEVER_SENT_GRACE))
+    lost = DataFile.objects.filter(unsent | Q(placement_due__lt=stale), placement=DataFile.Placement.PLACING)
+    return sum(placement_queue.resend(data_file) for data_file in lost.order_by("id"))

@@ -8,17 +8,10 @@ is atomic, so a turn runs once.
 
 from __future__ import annotations
 
-import logging
-
 from django.utils import timezone
-from kombu.exceptions import OperationalError
-from redis.exceptions import RedisError
 
+from analyst import outbox
 from analyst.models import Turn
-
-log = logging.getLogger(__name__)
-
-BROKER_ERRORS = (OperationalError, RedisError, ConnectionError, TimeoutError)
 
 
 def enqueue(turn_id: int) -> bool:
@@ -45,9 +38,4 @@ def resend(turn: Turn) -> bool:
 def _send(turn_id: int) -> bool:
     from analyst.tasks import run_turn
 
-    try:
-        run_turn.delay(turn_id)
-    except BROKER_ERRORS as exc:
-        log.warning("turn %s not enqueued (the broker is unreachable; it is sent later): %s", turn_id, exc)
-        return False
-    return True
+    return outbox.send(run_turn, turn_id)

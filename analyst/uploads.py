@@ -14,7 +14,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.http import Http404
 
-from analyst import events
+from analyst import events, placement_queue
 from analyst.agent.session_kernel import SessionKernel
 from analyst.artifacts import save_whole
 from analyst.models import AnalysisSession, DataFile
@@ -77,9 +77,9 @@ def human_size(size: int) -> str:
 
 def do_upload(*, session: AnalysisSession, upload: UploadedFile) -> DataFile:
     """Keep our copy and enqueue its trip into the sandbox; a re-upload replaces the old file.
-    Raises UploadRefused, or StorageFull (then nothing is kept, and the old file stays)."""
-    from analyst.tasks import place_file
-
+    Raises UploadRefused, or StorageFull (then nothing is kept, and the old file stays). The
+    returned file's ``enqueued`` is False when the broker did not take its placement: it is kept
+    all the same, and the reconciler sends it once the broker is back."""
     name = check_upload(upload)
     path = f"data/{name}"
     with transaction.atomic():
@@ -91,7 +91,8 @@ def do_upload(*, session: AnalysisSession, upload: UploadedFile) -> DataFile:
         unique = f"{stem}_{secrets.token_hex(4)}{dot}{extension}"  # see save_whole
         save_whole(data_file.stored, unique, upload, what=name)
         data_file.save()
-        transaction.on_commit(lambda: place_file.delay(data_file.id))
+        data_file.enqueued = None
+        transaction.on_commit(lambda: setattr(data_file, "enqueued", placement_queue.enqueue(data_file.id)))
     return data_file
 
 
@@ -103,8 +104,8 @@ def place(data_file_id: int) -> None:
         .filter(id=data_file_id, placement=DataFile.Placement.PLACING)
         .first()
     )
-    if data_file is None:
-        return  # deleted meanwhile, or a duplicate delivery of a placement already ended
+    if data_file is None or not placement_queue.claim(data_file_id):
+        return  # deleted meanwhile, or a duplicate delivery of a placement ended or running
     session = data_file.session
     kernel = SessionKernel(session, emit=lambda type, payload: events.append(session.id, type, payload))
     sandbox = kernel.sandbox()
@@ -130,7 +131,9 @@ def place_or_retry(data_file_id: int, *, tries: int, retry: Callable[[float], Ba
     except SandboxError as exc:
         log.warning("placing file %s, try %s: %s: %s", data_file_id, tries, exc.code, exc.message)
         if exc.retryable and tries < place_tries():
-            raise retry(retry_delay(tries - 1)) from exc
+            delay = retry_delay(tries - 1)
+            placement_queue.retry_at(data_file_id, delay)
+            raise retry(delay) from exc
         why = f"{exc.message}; tried {tries} times" if exc.retryable else exc.message
         fail_placement(data_file_id, why)
     except SoftTimeLimitExceeded:
@@ -142,13 +145,13 @@ def place_or_retry(data_file_id: int, *, tries: int, retry: Callable[[float], Ba
 
 def place_tries() -> int:
     """How many times a placement is tried before the file is marked failed."""
-    return int(getattr(settings, "ANALYST_PLACE_TRIES", 5))
+    return settings.ANALYST_PLACE_TRIES
 
 
 def retry_delay(retries_done: int) -> float:
     """Seconds before the next try: doubling from ANALYST_PLACE_BACKOFF, at most a minute
     (by default 4, 8, 16, 32 s: with the SDK's 30 s timeouts, about two to three minutes)."""
-    first = float(getattr(settings, "ANALYST_PLACE_BACKOFF", 4.0))
+    first = settings.ANALYST_PLACE_BACKOFF
     return min(first * 2**retries_done, 60.0)
 
 
@@ -170,19 +173,18 @@ def fail_placement(data_file_id: int, reason: str) -> None:
 
 def do_retry_placement(*, session: AnalysisSession, file_id: int) -> DataFile:
     """Place a failed file again. Http404 for a file not in ``session``; PlacementNotFailed for
-    a file that is in the sandbox already or on its way."""
-    from analyst.tasks import place_file
-
+    a file that is in the sandbox already or on its way. ``enqueued`` as for do_upload."""
     data_file = DataFile.objects.filter(id=file_id, session=session).first()
     if data_file is None:
         raise Http404("no such file")
     with transaction.atomic():
         claimed = DataFile.objects.filter(id=file_id, placement=DataFile.Placement.FAILED).update(
-            placement=DataFile.Placement.PLACING, placement_error=""
+            placement=DataFile.Placement.PLACING, placement_error="", placement_due=None
         )
         if not claimed:
             raise PlacementNotFailed(f"{data_file.name} is {data_file.placement}, not failed")
-        transaction.on_commit(lambda: place_file.delay(file_id))
+        data_file.enqueued = None
+        transaction.on_commit(lambda: setattr(data_file, "enqueued", placement_queue.enqueue(file_id)))
     data_file.refresh_from_db()
     return data_file
 

@@ -1,8 +1,10 @@
-"""Shared fixtures: a real sandboxd process, and sandboxes that clean up after themselves."""
+"""Shared fixtures: a real sandboxd process, sandboxes that clean up after themselves, and a
+broker that cannot be reached."""
 
 from __future__ import annotations
 
 import shutil
+import socket
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -93,3 +95,18 @@ def service_still_serves(
 def workdir_of(sandboxd: SandboxdProcess, sandbox: Sandbox) -> Path:
     """The sandbox's workdir as sandboxd sees it (its mounts are private to its namespace)."""
     return sandboxd.view(sandboxd.data_dir / "sandboxes" / sandbox.sandbox_id)
+
+
+@pytest.fixture
+def broker_down(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Celery publishes to a port where nothing listens (its real publish path and retries)."""
+    from analyst import tasks
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    app = tasks.run_turn.app
+    monkeypatch.setattr(app.conf, "broker_url", f"redis://127.0.0.1:{port}/0")
+    monkeypatch.setattr(app, "_pool", None)
+    monkeypatch.setattr(app.amqp, "_producer_pool", None)
+    yield

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from analyst import session_files, sessions, uploads
 from analyst.api.auth import ApiError, api_view
 from analyst.artifacts import StorageFull
-from analyst.models import AnalysisSession
+from analyst.models import AnalysisSession, DataFile
 
 
 @api_view
@@ -43,7 +43,7 @@ def retry(request: HttpRequest, session_id: str, file_id: int) -> HttpResponse:
         data_file = uploads.do_retry_placement(session=session, file_id=file_id)
     except uploads.PlacementNotFailed as exc:
         raise ApiError(409, "not_failed", str(exc)) from None
-    return JsonResponse({"file": uploads.placement_dict(data_file)}, status=202)
+    return placement_answer(data_file, uploads.placement_dict(data_file))
 
 
 @api_view
@@ -79,4 +79,17 @@ def upload(request: HttpRequest, session: AnalysisSession) -> JsonResponse:
         raise ApiError(400, "upload_refused", str(exc)) from None
     except StorageFull as exc:
         raise ApiError(507, exc.code, str(exc)) from None
-    return JsonResponse({"file": uploads.file_dict(data_file)}, status=202)
+    return placement_answer(data_file, uploads.file_dict(data_file))
+
+
+def placement_answer(data_file: DataFile, described: dict[str, object]) -> JsonResponse:
+    """202, or 503 while the broker is unreachable: the file is kept and placed once it is back."""
+    if data_file.enqueued is False:
+        message = (
+            f"{data_file.name} is saved, but the task queue is unreachable just now: it goes into"
+            " the sandbox as soon as the queue is back, with no need to upload it again."
+        )
+        return JsonResponse(
+            {"error": {"code": "queue_unavailable", "message": message}, "file": described}, status=503
+        )
+    return JsonResponse({"file": described}, status=202)

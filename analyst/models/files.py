@@ -25,6 +25,10 @@ class DataFile(models.Model):
     uploaded_at = models.DateTimeField(auto_now_add=True)
     placement = models.CharField(max_length=10, choices=Placement.choices, default=Placement.PLACING)
     placement_error = models.TextField(blank=True, default="")
+    # While placing: when the broker took its task, when its retry falls due, or (a worker placing
+    # it) when that attempt must be over; None until the broker took it. Overdue means lost: the
+    # reconciler sends it again (see placement_queue).
+    placement_due = models.DateTimeField(null=True)
 
     class Meta:
         ordering = ["uploaded_at"]

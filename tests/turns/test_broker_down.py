@@ -1,8 +1,6 @@
 """Asking while the broker (Redis) is unreachable: the question is stored and the API says it will
 run (503 JSON, not an HTML 500); the reconciler sends it once the broker answers again."""
 
-import socket
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -14,19 +12,6 @@ from analyst import events, reconciler, tasks
 from analyst.models import AnalysisSession, ApiToken, Turn
 
 pytestmark = pytest.mark.django_db(transaction=True)  # on_commit must run
-
-
-@pytest.fixture
-def broker_down(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Celery publishes to a port where nothing listens (its real publish path and retries)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    app = tasks.run_turn.app
-    monkeypatch.setattr(app.conf, "broker_url", f"redis://127.0.0.1:{port}/0")
-    monkeypatch.setattr(app, "_pool", None)
-    monkeypatch.setattr(app.amqp, "_producer_pool", None)
-    yield
 
 
 @pytest.fixture

@@ -78,7 +78,7 @@ def test_a_turn_waiting_behind_an_unfinished_one_is_left_alone(session, sent, se
     settings.ANALYST_QUEUED_MAX = 60
     make_turn(session, age=100, status=Turn.Status.RUNNING, saving=True, lease_expires_at=ago(-30))
     behind = make_turn(session, age=90)
-    assert reconciler.reconcile() == {"failed_orphan": 0, "expired": 0, "requeued": 0}
+    assert reconciler.reconcile() == {"failed_orphan": 0, "expired": 0, "requeued": 0, "placement_resent": 0}
     behind.refresh_from_db()
     assert behind.status == Turn.Status.QUEUED and sent == []
 
