@@ -80,6 +80,8 @@ def _copy_files(source: AnalysisSession, fork: AnalysisSession) -> None:
             rows=data_file.rows,
             columns=data_file.columns,
             summary=data_file.summary,
+            placement=data_file.placement,
+            placement_error=data_file.placement_error,
         )
         with data_file.stored.open("rb") as content:
             copy.stored.save(data_file.name, ContentFile(content.read()), save=False)

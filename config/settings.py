@@ -178,6 +178,10 @@ ANALYST_SANDBOX_TTL = envint("ANALYST_SANDBOX_TTL", 3600)
 ANALYST_SNAPSHOT_AFTER_TURN = envbool("ANALYST_SNAPSHOT_AFTER_TURN", True)
 ANALYST_SNAPSHOTS_KEPT = envint("ANALYST_SNAPSHOTS_KEPT", 3)
 ANALYST_MAX_UPLOAD = envbytes("ANALYST_MAX_UPLOAD", 200 << 20)
+# An upload's placement into the sandbox is tried this often while sandboxd is away, waiting
+# ANALYST_PLACE_BACKOFF seconds and doubling (at most a minute), before the file is marked failed.
+ANALYST_PLACE_TRIES = envint("ANALYST_PLACE_TRIES", 5)
+ANALYST_PLACE_BACKOFF = envfloat("ANALYST_PLACE_BACKOFF", 4.0)
 # Assistant text is sent to clients in pieces at most this often.
 ANALYST_DELTA_INTERVAL = envfloat("ANALYST_DELTA_INTERVAL", 0.075)
 # A running turn renews its lease this often (seconds); a lapsed lease means its worker died.

@@ -87,6 +87,7 @@ new EventStream({
     transcript.apply(event);
     turns.apply(event);
     if (event.type === "file_added") files?.fileAdded(event.payload);
+    else if (event.type === "error" && event.payload?.code === "file_not_placed") files?.fileNotPlaced(event.payload);
     else if (TURN_ENDS.has(event.type)) {
       files?.refresh();
       usage.add(event.turn, event.payload?.usage);
