@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.db.models import QuerySet
+from django.utils import timezone
 from kombu.exceptions import OperationalError
 from redis.exceptions import RedisError
 
@@ -26,3 +28,16 @@ def send(task: Any, *args: object) -> bool:
         log.warning("%s%s not sent (the broker is unreachable; it is sent later): %s", task.name, args, exc)
         return False
     return True
+
+
+def resend(rows: QuerySet[Any], field: str, seen: object, task: Any, *args: object) -> bool:
+    """Send ``task`` again for the one row in ``rows``, unless another process did since it read
+    ``field`` as ``seen``: this one's claim is setting it to now. False when another did, or the
+    broker did not take it (``field`` then goes back to ``seen``, for the next pass)."""
+    now = timezone.now()
+    if not rows.filter(**{field: seen}).update(**{field: now}):
+        return False
+    if send(task, *args):
+        return True
+    rows.filter(**{field: now}).update(**{field: seen})
+    return False

@@ -24,7 +24,9 @@ PLACING = DataFile.Placement.PLACING
 
 def enqueue(file_id: int) -> bool:
     """Send the file's placement; False (logged) when the broker did not take it."""
-    if not _send(file_id):
+    from analyst.tasks import place_file
+
+    if not outbox.send(place_file, file_id):
         return False
     # Only if no worker claimed it meanwhile (its claim set a later due time).
     DataFile.objects.filter(id=file_id, placement=PLACING, placement_due=None).update(
@@ -36,14 +38,10 @@ def enqueue(file_id: int) -> bool:
 def resend(data_file: DataFile) -> bool:
     """Send a placing file again unless another process has since (``placement_due`` is what this
     one saw); False when someone else did or the broker did not take it."""
-    now = timezone.now()
-    mine = DataFile.objects.filter(id=data_file.id, placement=PLACING, placement_due=data_file.placement_due)
-    if not mine.update(placement_due=now):
-        return False
-    if _send(data_file.id):
-        return True
-    DataFile.objects.filter(id=data_file.id, placement_due=now).update(placement_due=data_file.placement_due)
-    return False
+    from analyst.tasks import place_file
+
+    placing = DataFile.objects.filter(id=data_file.id, placement=PLACING)
+    return outbox.resend(placing, "placement_due", data_file.placement_due, place_file, data_file.id)
 
 
 def claim(file_id: int) -> bool:
@@ -57,9 +55,3 @@ def retry_at(file_id: int, delay: float) -> None:
     """This attempt ends; the next falls due in ``delay`` seconds (Celery's retry sends it)."""
     due = timezone.now() + timedelta(seconds=delay)
     DataFile.objects.filter(id=file_id, placement=PLACING).update(placement_due=due)
-
-
-def _send(file_id: int) -> bool:
-    from analyst.tasks import place_file
-
-    return outbox.send(place_file, file_id)

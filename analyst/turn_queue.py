@@ -16,7 +16,9 @@ from analyst.models import Turn
 
 def enqueue(turn_id: int) -> bool:
     """Send the turn's task and note when; False (logged) when the broker did not take it."""
-    if not _send(turn_id):
+    from analyst.tasks import run_turn
+
+    if not outbox.send(run_turn, turn_id):
         return False
     Turn.objects.filter(id=turn_id, status=Turn.Status.QUEUED).update(enqueued_at=timezone.now())
     return True
@@ -25,17 +27,7 @@ def enqueue(turn_id: int) -> bool:
 def resend(turn: Turn) -> bool:
     """Send a queued turn again, unless another process has since (``turn.enqueued_at`` is what
     this one saw); False when someone else did or the broker did not take it."""
-    now = timezone.now()
-    mine = Turn.objects.filter(id=turn.id, status=Turn.Status.QUEUED, enqueued_at=turn.enqueued_at)
-    if not mine.update(enqueued_at=now):
-        return False
-    if _send(turn.id):
-        return True
-    Turn.objects.filter(id=turn.id, enqueued_at=now).update(enqueued_at=turn.enqueued_at)
-    return False
-
-
-def _send(turn_id: int) -> bool:
     from analyst.tasks import run_turn
 
-    return outbox.send(run_turn, turn_id)
+    queued = Turn.objects.filter(id=turn.id, status=Turn.Status.QUEUED)
+    return outbox.resend(queued, "enqueued_at", turn.enqueued_at, run_turn, turn.id)
