@@ -4,8 +4,6 @@ no partial file in MEDIA_ROOT, no DataFile row, and the file it would have repla
 from __future__ import annotations
 
 import shutil
-import subprocess
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,29 +12,17 @@ import pytest
 
 from analyst.models import DataFile
 from tests.api.conftest import stored_files, upload
+from tests.small_tmpfs import small_tmpfs
 
 ROWS = b"region,units\n" + b"north,3\n" * 400_000  # 3.2 MB: over Django's in-memory upload size
 
 
 @pytest.fixture
 def small_media(settings: Any) -> Iterator[Path]:
-    """MEDIA_ROOT on a 2 MiB tmpfs of its own, unmounted after the test."""
-    folder = Path(tempfile.mkdtemp(prefix="media-full-"))
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(folder)],
-        check=False,
-        capture_output=True,
-        text=True,
-    )
-    if mounted.returncode != 0:
-        folder.rmdir()
-        pytest.skip(f"cannot mount a small tmpfs here (needs root): {mounted.stderr.strip()}")
-    settings.MEDIA_ROOT = folder
-    try:
+    """MEDIA_ROOT on a 2 MiB tmpfs of its own."""
+    with small_tmpfs() as folder:
+        settings.MEDIA_ROOT = folder
         yield folder
-    finally:
-        subprocess.run(["umount", str(folder)], check=True)
-        shutil.rmtree(folder)
 
 
 def fill(folder: Path, leave: int) -> Path:

@@ -41,10 +41,10 @@ def model_server() -> Iterator[ScriptedModelServer]:
         yield server
 
 
-@pytest.fixture(scope="package")
-def worker_env(
-    django_db_setup: None, sandboxd: SandboxdProcess, model_server: ScriptedModelServer
+def worker_environment(
+    sandboxd: SandboxdProcess, model_server: ScriptedModelServer, **settings_: str
 ) -> dict[str, str]:
+    """What a test's worker needs: this run's database, Redis, queue, media, sandboxd, model."""
     return {
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "SECRET_KEY": "integration-tests",
@@ -54,10 +54,18 @@ def worker_env(
         "MEDIA_ROOT": str(settings.MEDIA_ROOT),
         "SANDBOXD_URL": sandboxd.url,
         "SANDBOXD_TOKEN": sandboxd.token,
-        "ANALYST_TURN_LEASE": str(LEASE_SECONDS),
-        "ANALYST_DELTA_INTERVAL": "0.05",
+        **settings_,
         **model_server.env(),
     }
+
+
+@pytest.fixture(scope="package")
+def worker_env(
+    django_db_setup: None, sandboxd: SandboxdProcess, model_server: ScriptedModelServer
+) -> dict[str, str]:
+    return worker_environment(
+        sandboxd, model_server, ANALYST_TURN_LEASE=str(LEASE_SECONDS), ANALYST_DELTA_INTERVAL="0.05"
+    )
 
 
 @pytest.fixture(scope="package")

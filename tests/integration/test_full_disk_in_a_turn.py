@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import base64
 import shutil
-import subprocess
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +14,7 @@ import pytest
 from analyst.artifacts import StorageFull, store_bundle
 from analyst.models import AnalysisSession, Artifact
 from tests.integration.conftest import wait_for
+from tests.small_tmpfs import small_tmpfs
 
 CHART_THEN_WAIT = (
     "kept = 1\n"
@@ -29,24 +28,11 @@ PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 64).decode()  
 
 @pytest.fixture
 def full_media(settings: Any) -> Iterator[Path]:
-    """A MEDIA_ROOT on a 2 MiB tmpfs with 4 KiB free, unmounted after the test."""
-    folder = Path(tempfile.mkdtemp(prefix="media-full-"))
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(folder)],
-        check=False,
-        capture_output=True,
-        text=True,
-    )
-    if mounted.returncode != 0:
-        folder.rmdir()
-        pytest.skip(f"cannot mount a small tmpfs here (needs root): {mounted.stderr.strip()}")
-    (folder / "filler.bin").write_bytes(b"\0" * (shutil.disk_usage(folder).free - (4 << 10)))
-    settings.MEDIA_ROOT = folder
-    try:
+    """A MEDIA_ROOT on a 2 MiB tmpfs with 4 KiB free."""
+    with small_tmpfs() as folder:
+        (folder / "filler.bin").write_bytes(b"\0" * (shutil.disk_usage(folder).free - (4 << 10)))
+        settings.MEDIA_ROOT = folder
         yield folder
-    finally:
-        subprocess.run(["umount", str(folder)], check=True)
-        shutil.rmtree(folder)
 
 
 def files_in(folder: Path) -> list[str]:

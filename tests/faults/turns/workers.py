@@ -9,13 +9,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.test import Client
 
 from analyst import events
 from analyst.models import AnalysisSession
 from tests.fakes.model_server import ScriptedModelServer
-from tests.integration.conftest import database_url
+from tests.integration.conftest import worker_environment
 from tests.sandboxd_process import SandboxdProcess
 from tests.worker_process import CeleryWorkerProcess
 
@@ -31,18 +30,7 @@ TERMINAL = ("turn_done", "turn_failed", "turn_cancelled")
 
 
 def fault_worker_env(sandboxd: SandboxdProcess, model_server: ScriptedModelServer) -> dict[str, str]:
-    return {
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "SECRET_KEY": "fault-tests",
-        "DATABASE_URL": database_url(),
-        "REDIS_URL": settings.REDIS_URL,
-        "CELERY_QUEUE": settings.CELERY_TASK_DEFAULT_QUEUE,
-        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
-        "SANDBOXD_URL": sandboxd.url,
-        "SANDBOXD_TOKEN": sandboxd.token,
-        **FAULT_SETTINGS,
-        **model_server.env(),
-    }
+    return worker_environment(sandboxd, model_server, **FAULT_SETTINGS)
 
 
 def new_session(owner: Any) -> AnalysisSession:
