@@ -50,7 +50,7 @@ def test_a_question_sent_while_the_kernel_saves_is_answered(stack, web, shoot, a
     expect(status).to_be_hidden()
 
 
-def test_a_kernel_that_dies_comes_back_with_its_variables(stack, web, shoot, alice_login):
+def test_a_kernel_killed_for_memory_comes_back_with_its_variables(stack, web, shoot, alice_login):
     from playwright.sync_api import expect
 
     page = alice_login()
@@ -61,10 +61,11 @@ def test_a_kernel_that_dies_comes_back_with_its_variables(stack, web, shoot, ali
     composer.press("Control+Enter")
     wait_for(session)
 
-    composer.fill("import os\nos.kill(os.getpid(), 9)  # as the memory limit would")
+    # A real out-of-memory cell: 1.6 GB written under the test sandboxd's 1 GiB limit.
+    composer.fill("hog = np.ones(200_000_000)")
     composer.press("Control+Enter")
     notice = page.locator("[data-testid=notice][data-type=kernel_restored]")
-    expect(notice).to_contain_text("died while running this cell", timeout=60_000)
+    expect(notice).to_contain_text("died while running this cell (out of memory?)", timeout=60_000)
     expect(notice).to_contain_text("were restored")
     expect(page.get_by_test_id("code-cell").nth(1)).to_have_attribute("data-state", "error")
     expect(page.get_by_test_id("running-status")).to_be_hidden(timeout=60_000)
