@@ -62,7 +62,7 @@ def test_a_users_cell_that_kills_the_kernel_restores_it_and_the_next_question_sa
     turns_ended(session, 1)
     post(api, session, "cells", {"code": CRASH})
     log = turns_ended(session, 2)
-    assert [e["type"] for e in log][-3:] == ["cell_done", "kernel_restored", "turn_done"]
+    assert [e["type"] for e in log][-4:] == ["cell_done", "kernel_restored", "saving", "turn_done"]
 
     stack.script(anthropic_text("Noted."))
     post(api, session, "messages", {"content": "What happened?"})
