@@ -10,7 +10,18 @@ from tests.e2e.conftest import SILENT_OLLAMA
 from tests.fakes.model_server import anthropic_text
 from tests.integration.conftest import wait_for
 
-BIG_CELL = "big = np.random.default_rng(0).random(40_000_000)  # its snapshot takes a while\nbig.size"
+# A variable whose pickling takes 3 s, so the snapshot after this cell lasts that long whatever
+# the machine's speed (a large array's save can be over before the test has typed its question).
+SLOW_TO_SAVE_CELL = (
+    "class SlowToSave:\n"
+    "    def __reduce__(self):\n"
+    "        import time\n"
+    "        time.sleep(3)\n"
+    "        return (SlowToSave, ())\n"
+    "slow = SlowToSave()\n"
+    "big = np.zeros(40_000_000)\n"
+    "big.size"
+)
 
 
 def new_session(page, model: str | None = None) -> AnalysisSession:
@@ -31,7 +42,7 @@ def test_a_question_sent_while_the_kernel_saves_is_answered(stack, web, shoot, a
     session = new_session(page)
     composer, status = page.get_by_test_id("composer-input"), page.get_by_test_id("running-status")
     page.get_by_test_id("mode-toggle").click()
-    composer.fill(BIG_CELL)
+    composer.fill(SLOW_TO_SAVE_CELL)
     composer.press("Control+Enter")
     page.get_by_test_id("mode-toggle").click()  # back to asking, while the cell runs
     composer.fill("How big is big?")
