@@ -16,7 +16,6 @@ from django.views.decorators.http import require_POST
 
 from analyst import forks, sessions, shares
 from analyst.agent.providers import availability
-from analyst.agent.providers.router import missing_key
 from analyst.models import AnalysisSession, ShareLink
 
 
@@ -78,7 +77,6 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
         "models": json.dumps(availability.usable(settings.ANALYST_MODELS)),
         "model": session.model,
         "max-upload": str(settings.ANALYST_MAX_UPLOAD),
-        "model-key-missing": "true" if missing_key(session.model) else "false",
         # Why the session's model cannot answer here ("" when it can): Send is off, cells run.
         "model-unavailable": availability.check(session.model).reason,
     }
@@ -138,7 +136,6 @@ def shared_page(request: HttpRequest, token: str) -> HttpResponse:
         "models": json.dumps([session.model]),
         "model": session.model,
         "max-upload": "0",
-        "model-key-missing": "false",
         "model-unavailable": "",
     }
     context = {"session": session, "app": app, "shared": True, "link": link}

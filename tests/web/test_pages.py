@@ -104,11 +104,12 @@ def test_session_page_carries_what_the_app_needs(browser, session, monkeypatch):
     assert attributes["mode"] == "owner"
     assert attributes["ws-url"] == f"/ws/sessions/{session.id}/"
     assert attributes["api-base"] == f"/api/sessions/{session.id}"
-    assert attributes["model-key-missing"] == "true"  # the page says so; code cells still work
+    # Why the model cannot answer here: Send is off with this reason, code cells still work.
+    assert "set ANTHROPIC_API_KEY" in attributes["model-unavailable"]
     assert len(attributes["csrf-token"]) >= 32
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     again = app_attributes(browser.get(f"/sessions/{session.id}/").content.decode())
-    assert again["model-key-missing"] == "false"
+    assert again["model-unavailable"] == ""
 
 
 def test_the_page_escapes_a_hostile_title(browser, session):
