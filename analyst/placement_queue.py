@@ -16,7 +16,7 @@ from django.utils import timezone
 from analyst import outbox
 from analyst.models import DataFile
 
-# A placement's hard time limit (tasks.place_file), after which a claimed one is surely over.
+# A placement attempt's hard time limit (tasks.place_file's): after it, a claimed one is over.
 ATTEMPT_LIMIT = 330
 
 PLACING = DataFile.Placement.PLACING

@@ -6,8 +6,8 @@
 - an upload whose placement was never sent, or is overdue (its message lost, its worker dead),
   is sent again.
 
-Each action is an atomic update on the Turn or DataFile row, so reconcilers in several workers at once do
-each thing once.
+Each action is an atomic update on the Turn or DataFile row, so reconcilers in several workers
+at once do each thing once.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ NEVER_SENT_GRACE = 3.0  # seconds
 
 
 def reconcile(now: datetime | None = None) -> dict[str, int]:
-    """One pass; how many turns each action touched."""
+    """One pass; how many turns (or files) each action touched."""
     now = now or timezone.now()
     done = {
         "failed_orphan": turns.fail_orphans(now=now),
@@ -38,7 +38,7 @@ def reconcile(now: datetime | None = None) -> dict[str, int]:
     for action, count in done.items():
         if count:
             metrics.count("reconciler_actions", count, action=action)
-            log.info("reconciler: %s %d turn(s)", action, count)
+            log.info("reconciler: %s: %d", action, count)
     return done
 
 

@@ -6,7 +6,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
-from analyst import turns, uploads, worker_watch
+from analyst import placement_queue, turns, uploads, worker_watch
 
 
 @shared_task(
@@ -25,7 +25,13 @@ def _watch(sender: object, **_: object) -> None:
     worker_watch.start(getattr(sender, "hostname", "") or "worker")
 
 
-@shared_task(bind=True, acks_late=True, soft_time_limit=300, time_limit=330, max_retries=None)
+@shared_task(
+    bind=True,
+    acks_late=True,
+    soft_time_limit=placement_queue.ATTEMPT_LIMIT - 30,
+    time_limit=placement_queue.ATTEMPT_LIMIT,
+    max_retries=None,
+)
 def place_file(self, data_file_id: int) -> None:  # self: the bound Celery Task
     """Tried again with backoff while sandboxd is away (ANALYST_PLACE_TRIES in all), then the
     file is marked failed with an error event; POST .../files/<id>/retry enqueues it again."""
