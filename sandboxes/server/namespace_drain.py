@@ -40,14 +40,20 @@ def _copy(fd: int, sink: Callable[[memoryview], None], stop: threading.Event) ->
     poller = select.poll()
     poller.register(fd, select.POLLIN)
     while True:
+        # Whether the save cell had ended before this read: only then may an empty pipe end the
+        # drain. A kernel can open, write and close the pipe and end its cell while this thread
+        # waits (a loaded machine), and those bytes are still in the pipe to read.
+        stopping = stop.is_set()
         try:
             count = os.readv(fd, [buffer])
         except BlockingIOError:  # a writer has it open, with nothing to say yet
-            if stop.is_set():
+            if stopping:
                 return
             poller.poll(READ_POLL_MS)
             continue
         if count:
             sink(buffer[:count])
-        elif stop.wait(IDLE_POLL):
+        elif stopping:
             return
+        else:
+            stop.wait(IDLE_POLL)
