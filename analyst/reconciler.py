@@ -16,7 +16,7 @@ import logging
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from analyst import metrics, placement_queue, turn_queue, turns
@@ -42,32 +42,29 @@ def reconcile(now: datetime | None = None) -> dict[str, int]:
     return done
 
 
-def _startable() -> Exists:
-    """Queued turns with no earlier unfinished turn in their session (those wait their turn)."""
-    earlier = Turn.objects.filter(session=OuterRef("session"), id__lt=OuterRef("id")).exclude(
-        status__in=Turn.FINISHED
-    )
-    return ~Exists(earlier)
-
-
 def requeue_lost(now: datetime) -> int:
-    """Send again each startable queued turn sent ANALYST_REQUEUE_AFTER ago and still not
-    started, or never sent (a few seconds after it was stored: the web process sends it first)."""
+    """Send again each queued turn not waiting behind another that was sent ANALYST_REQUEUE_AFTER
+    ago and has not started, or never sent (a few seconds after it was stored: the web process
+    sends it first)."""
     stale = now - timedelta(seconds=settings.ANALYST_REQUEUE_AFTER)
     unsent = Q(enqueued_at=None, created_at__lt=now - timedelta(seconds=NEVER_SENT_GRACE))
-    lost = Turn.objects.filter(_startable(), unsent | Q(enqueued_at__lt=stale), status=Turn.Status.QUEUED)
+    lost = Turn.objects.filter(
+        ~turns.behind_an_unfinished_turn(), unsent | Q(enqueued_at__lt=stale), status=Turn.Status.QUEUED
+    )
     return sum(turn_queue.resend(turn) for turn in lost.order_by("id"))
 
 
 def expire_queued(now: datetime) -> int:
-    """End the startable turns queued longer than ANALYST_QUEUED_MAX: running them now would
-    answer a question asked long ago, by surprise."""
+    """End the turns not waiting behind another and queued longer than ANALYST_QUEUED_MAX:
+    running them now would answer a question asked long ago, by surprise."""
     limit = settings.ANALYST_QUEUED_MAX
     old = Turn.objects.filter(
-        _startable(), status=Turn.Status.QUEUED, created_at__lt=now - timedelta(seconds=limit)
+        ~turns.behind_an_unfinished_turn(),
+        status=Turn.Status.QUEUED,
+        created_at__lt=now - timedelta(seconds=limit),
     )
     reason = f"no worker could start this turn within {limit // 60} min; ask again"
-    return sum(turns.end_queued(turn, Turn.Status.FAILED, "turn_failed", reason) for turn in old)
+    return sum(turns.end_unrun(turn, Turn.Status.FAILED, "turn_failed", reason) for turn in old)
 
 
 def resend_lost_placements(now: datetime) -> int:

@@ -66,12 +66,17 @@ def do_cancel(*, session: AnalysisSession) -> Turn | None:
     if turn is None:
         return None
     Turn.objects.filter(id=turn.id).update(cancel_requested=True)
-    if turn.status == Turn.Status.QUEUED and end_queued(turn, Turn.Status.CANCELLED, "turn_cancelled"):
+    if turn.status == Turn.Status.QUEUED and end_unrun(turn, Turn.Status.CANCELLED, "turn_cancelled"):
         return turn
-    if lease_lapsed(turn) and finish(turn, Turn.Status.CANCELLED, error="stopped; its worker had stopped"):
-        # Nobody runs it any more: waiting for the sweep would keep the session blocked.
-        announce_end(turn, "turn_cancelled", {"reason": "its worker had stopped"})
-        dispatch_next(session.id)
+    # A turn whose worker died: nobody runs it any more, and waiting for the sweep would keep
+    # the session blocked.
+    if lease_lapsed(turn) and end_unrun(
+        turn,
+        Turn.Status.CANCELLED,
+        "turn_cancelled",
+        "its worker had stopped",
+        claimed_from=Turn.Status.RUNNING,
+    ):
         return turn
     if session.sandbox_id:
         interrupt_kernel(session.sandbox_id)
@@ -96,15 +101,18 @@ def claim(turn_id: int) -> Turn | None:
     an earlier turn of its session is unfinished (that turn's end enqueues this one again)."""
     now = timezone.now()
     lease = now + timezone.timedelta(seconds=settings.ANALYST_TURN_LEASE)
-    earlier = Turn.objects.filter(session=OuterRef("session"), id__lt=OuterRef("id")).exclude(
-        status__in=Turn.FINISHED
-    )
     claimed = (
         Turn.objects.filter(id=turn_id, status=Turn.Status.QUEUED)
-        .exclude(Exists(earlier))
+        .exclude(behind_an_unfinished_turn())
         .update(status=Turn.Status.RUNNING, started_at=now, lease_expires_at=lease)
     )
     return Turn.objects.select_related("session", "requested_by").get(id=turn_id) if claimed else None
+
+
+def behind_an_unfinished_turn() -> Exists:
+    """For a Turn query: an earlier turn of its session is unfinished (this one waits for it)."""
+    earlier = Turn.objects.filter(session=OuterRef("session"), id__lt=OuterRef("id"))
+    return Exists(earlier.exclude(status__in=Turn.FINISHED))
 
 
 def execute(turn_id: int) -> None:
@@ -154,9 +162,12 @@ def end(turn: Turn, status: str, event: str, payload: dict[str, object]) -> None
         announce_end(turn, event, payload)
 
 
-def end_queued(turn: Turn, status: str, event: str, reason: str = "") -> bool:
-    """End a turn that never started (cancelled, or expired in the queue); False if it had."""
-    if not finish(turn, status, error=reason, claimed_from=Turn.Status.QUEUED):
+def end_unrun(
+    turn: Turn, status: str, event: str, reason: str = "", *, claimed_from: str = Turn.Status.QUEUED
+) -> bool:
+    """End a turn no worker runs (never started, or its worker died) from ``claimed_from``, and
+    send the session's next; False when it was not in that status any more."""
+    if not finish(turn, status, error=reason, claimed_from=claimed_from):
         return False
     announce_end(turn, event, {"reason": reason} if reason else {})
     dispatch_next(turn.session_id)
@@ -194,12 +205,9 @@ def dispatch_next(session_id: object) -> None:
 
 def fail_orphans(now: datetime | None = None) -> int:
     """Turns whose worker died (their lease lapsed) end as failed, each with an event saying so."""
-    count = 0
+    reason = "the worker running this turn stopped; ask again"
     lapsed = Turn.objects.filter(status=Turn.Status.RUNNING, lease_expires_at__lt=now or timezone.now())
-    for turn in lapsed:
-        reason = "the worker running this turn stopped; ask again"
-        if finish(turn, Turn.Status.FAILED, error=reason):
-            announce_end(turn, "turn_failed", {"reason": reason})
-            dispatch_next(turn.session_id)
-            count += 1
-    return count
+    return sum(
+        end_unrun(turn, Turn.Status.FAILED, "turn_failed", reason, claimed_from=Turn.Status.RUNNING)
+        for turn in lapsed
+    )
