@@ -24,8 +24,9 @@ class ApiError(Exception):
         self.status, self.code, self.message = status, code, message
 
 
-def error_response(status: int, code: str, message: str) -> JsonResponse:
-    return JsonResponse({"error": {"code": code, "message": message}}, status=status)
+def error_response(status: int, code: str, message: str, /, **also: object) -> JsonResponse:
+    """``{"error": {"code", "message"}}``, with any fields ``also`` gives beside it."""
+    return JsonResponse({"error": {"code": code, "message": message}, **also}, status=status)
 
 
 def user_from_bearer(request: HttpRequest) -> Any | None:

@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpRe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from analyst import session_files, sessions, uploads
-from analyst.api.auth import ApiError, api_view
+from analyst.api.auth import ApiError, api_view, error_response
 from analyst.artifacts import StorageFull
 from analyst.models import AnalysisSession, DataFile
 
@@ -89,7 +89,5 @@ def placement_answer(data_file: DataFile, described: dict[str, object]) -> JsonR
             f"{data_file.name} is saved, but the task queue is unreachable just now: it goes into"
             " the sandbox as soon as the queue is back, with no need to upload it again."
         )
-        return JsonResponse(
-            {"error": {"code": "queue_unavailable", "message": message}, "file": described}, status=503
-        )
+        return error_response(503, "queue_unavailable", message, file=described)
     return JsonResponse({"file": described}, status=202)

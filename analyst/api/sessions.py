@@ -8,7 +8,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from analyst import forks, sessions, turns, usage
 from analyst.agent.providers import availability
 from analyst.agent.providers.router import missing_key
-from analyst.api.auth import ApiError, api_view, json_body
+from analyst.api.auth import ApiError, api_view, error_response, json_body
 from analyst.models import AnalysisSession, Turn
 
 
@@ -85,12 +85,7 @@ def _start(request: HttpRequest, session_id: str, kind: str, field: str) -> Json
             "The task queue is unreachable just now. Your request is saved and will run as soon as"
             " the queue is back; there is no need to send it again."
         )
-        body = {
-            "error": {"code": "queue_unavailable", "message": message},
-            "turn": turn.id,
-            "status": turn.status,
-        }
-        return JsonResponse(body, status=503)
+        return error_response(503, "queue_unavailable", message, turn=turn.id, status=turn.status)
     return JsonResponse({"turn": turn.id, "status": turn.status}, status=202)
 
 
