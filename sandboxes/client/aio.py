@@ -315,6 +315,10 @@ class AsyncFiles:
         once iterated."""
         return self._api.stream_bytes("GET", self._path, params={"path": path})
 
+    async def remove(self, path: str) -> None:
+        """Delete the file, or the folder with all it holds, at ``path``. Raises FileNotFound."""
+        await self._api.request("DELETE", self._path, params={"path": path})
+
     async def list(self, path: str = ".") -> list[EntryInfo]:
         body = (await self._api.request("GET", f"{self._path}/list", params={"path": path})).json()
         return [EntryInfo.from_json(entry) for entry in body["entries"]]

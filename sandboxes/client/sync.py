@@ -347,6 +347,10 @@ class Files:
         once iterated."""
         return self._api.stream_bytes("GET", self._path, params={"path": path})
 
+    def remove(self, path: str) -> None:
+        """Delete the file, or the folder with all it holds, at ``path``. Raises FileNotFound."""
+        self._api.request("DELETE", self._path, params={"path": path})
+
     def list(self, path: str = ".") -> list[EntryInfo]:
         body = self._api.request("GET", f"{self._path}/list", params={"path": path}).json()
         return [EntryInfo.from_json(entry) for entry in body["entries"]]

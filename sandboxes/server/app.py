@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -56,6 +57,7 @@ class SandboxApi:
             Route(context + "/execute", self.execute, methods=["POST"]),
             Route(sandbox + "/files", self.write_file, methods=["PUT"]),
             Route(sandbox + "/files", self.read_file, methods=["GET"]),
+            Route(sandbox + "/files", self.remove_file, methods=["DELETE"]),
             Route(sandbox + "/files/list", self.list_files, methods=["GET"]),
             Route(sandbox + "/snapshots", self.take_snapshot, methods=["POST"]),
             Route(sandbox + "/fork", self.fork, methods=["POST"]),
@@ -159,6 +161,11 @@ class SandboxApi:
         fd, size = files.open_for_read(sandbox.workdir, request.query_params.get("path", ""))
         headers = {"content-length": str(size)}
         return StreamingResponse(files.iter_file(fd), media_type="application/octet-stream", headers=headers)
+
+    async def remove_file(self, request: Request) -> Response:
+        sandbox = self._sandbox(request)
+        await asyncio.to_thread(files.remove_tree, sandbox.workdir, request.query_params.get("path", ""))
+        return Response(status_code=204)
 
     async def list_files(self, request: Request) -> Response:
         sandbox = self._sandbox(request)

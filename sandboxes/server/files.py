@@ -6,6 +6,7 @@ import contextlib
 import errno
 import os
 import secrets
+import shutil
 import stat
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path, PurePosixPath
@@ -239,6 +240,24 @@ def _open_fifo(workdir: Path, path: str, flags: int) -> int | None:
 def make_dir(workdir: Path, path: str, *, owner: tuple[int, int] | None = None) -> None:
     with open_dir(workdir, split(path), create=True, owner=owner):
         pass
+
+
+def remove_tree(workdir: Path, path: str) -> None:
+    """Delete the file or the folder, with all it holds, at ``path``: links inside are removed,
+    never followed. FileNotFound when nothing is there."""
+    parts = split(path)
+    if not parts:
+        raise InvalidPath("say which file or folder to remove; the workdir itself cannot be")
+    *folders, name = parts
+    with open_dir(workdir, folders) as dir_fd:
+        try:
+            info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            raise FileNotFound(f"{path!r} does not exist") from None
+        if stat.S_ISDIR(info.st_mode):
+            shutil.rmtree(name, dir_fd=dir_fd)
+        else:
+            os.unlink(name, dir_fd=dir_fd)
 
 
 def remove(workdir: Path, path: str) -> None:
