@@ -1,0 +1,1516 @@
+"""Describe one uploaded file from inside its sandbox: the tables it holds, how they were read,
+and the pandas call that loads each one.
+
+The worker sends this file's source to a fresh code context and runs
+``main(json.loads('{"path": "data/x.csv", "options": {...}, "limits": {...}}'))``; ``main``
+prints exactly one line, the JSON report of issue 11's contract, and never raises: every failure
+becomes the report's (or one table's) ``error``, written for people. The kernel already has
+``pd`` and ``np``; everything else is imported inside functions, so running this binds only the
+names defined here (and ``json``, which the caller's line needs).
+"""
+
+import json
+
+_LIMITS = {
+    "max_unpacked_bytes": 512 << 20,  # a zip's members, all together, once unpacked
+    "max_ratio": 200,  # unpacked / packed size of any member: a zip bomb's is about 1000
+    "max_members": 50,
+    "max_sheets": 20,
+    "sample_bytes": 1 << 20,  # the head read to detect encoding, delimiter, header and numbers
+    "sample_rows": 10_000,  # dtypes and nulls come from at most this many rows
+    "preview_rows": 10,
+    "sample_values": 5,
+    "time_budget": 10.0,  # seconds for the whole description
+}
+_MAX_REPORT = 190_000  # bytes of JSON; the report must stay under 200 KB whatever the file
+_MAX_COLUMNS = 200
+_PREVIEW_COLUMNS = 50
+_CELL_CHARS = 100
+_SAMPLE_CHARS = 60
+_NAME_CHARS = 200
+_MAX_SHEET_NAMES = 500
+_COUNT_CHUNK = 16 << 20
+_EXCEL_SAMPLE_CELLS = 100_000
+_CSV_SAMPLE_BYTES_FACTOR = 8  # a CSV sample parses at most this many sample_bytes
+_JSON_WHOLE_BYTES = 64 << 20  # a larger .json is described from records parsed off its head
+
+_FORMATS = {
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".txt": "csv",
+    ".xlsx": "excel",
+    ".xlsm": "excel",
+    ".xls": "excel",
+    ".parquet": "parquet",
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".feather": "feather",
+    ".arrow": "feather",
+    ".zip": "zip",
+}
+_FORMAT_NAMES = {
+    "csv": "a CSV file",
+    "excel": "an Excel workbook",
+    "parquet": "a parquet file",
+    "json": "a JSON file",
+    "jsonl": "a JSON Lines file",
+    "feather": "a Feather/Arrow file",
+    "zip": "a zip archive",
+}
+_PASSWORD = "the workbook is password-protected; save it without a password and upload it again"
+
+
+class _Refused(Exception):
+    """This file (or one table of it) cannot be described; the message is for people."""
+
+
+class _Budget:
+    """The time left for the whole description."""
+
+    def __init__(self, seconds: float) -> None:
+        import time
+
+        self._clock = time.monotonic
+        self.deadline = self._clock() + max(0.1, seconds)
+
+    def left(self) -> float:
+        return self.deadline - self._clock()
+
+    def over(self) -> bool:
+        return self.left() <= 0
+
+
+def main(request) -> None:
+    """Print the report for ``request`` ({"path", "options", "limits"}, or its JSON text) as one
+    line of JSON. Library chatter on stdout is swallowed, warnings are silenced."""
+    import contextlib
+    import io
+    import warnings
+
+    report = _empty_report()
+    try:
+        if isinstance(request, str):
+            request = json.loads(request)
+        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            report = _describe(request)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the report is the only way out
+        report["error"] = f"the file could not be described: {_reason(exc)}"
+    print(_fit(report))
+
+
+def _empty_report() -> dict:
+    return {"format": None, "compression": None, "sheets": None, "tables": [], "notes": [], "error": None}
+
+
+def _describe(request: dict) -> dict:
+    import os
+
+    report = _empty_report()
+    path = str(request.get("path") or "")
+    options = dict(request.get("options") or {})
+    limits = dict(_LIMITS)
+    for key, value in (request.get("limits") or {}).items():
+        if key in _LIMITS and isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            limits[key] = type(_LIMITS[key])(value)
+    budget = _Budget(limits["time_budget"])
+    if not path or not os.path.isfile(path):
+        report["error"] = f"{path or 'the file'} is not in the sandbox"
+        return report
+    try:
+        _describe_path(path, options, limits, budget, report)
+    except _Refused as refused:
+        report["error"] = str(refused)
+    tables = report["tables"]
+    if report["error"] is None and report["format"] not in ("zip", "excel") and len(tables) == 1:
+        error = tables[0]["error"]  # the file's only table failed: so did the file
+        report["error"] = error and f"{path} could not be read: {error}"
+    return report
+
+
+# --- what a file is ------------------------------------------------------------------------
+
+
+def _describe_path(
+    path: str, options: dict, limits: dict, budget: _Budget, report: dict, *, in_zip: bool = False
+) -> None:
+    """Fill ``report`` (format, compression, sheets, tables, notes) for one file; raise _Refused
+    when the file as a whole cannot be read."""
+    import os
+
+    name = os.path.basename(path).lower()
+    gzipped = name.endswith(".gz")
+    extension = os.path.splitext(name[:-3] if gzipped else name)[1]
+    declared = _FORMATS.get(extension)
+    size = os.path.getsize(path)
+    if size == 0:
+        raise _Refused(f"{path} is empty")
+    with open(path, "rb") as file:
+        head = file.read(8192)
+    kind, looks = _looks_like(head, path)
+    compression = None
+    load_compression = None  # said in the load call only where pandas cannot infer it
+    if gzipped:
+        if kind != "gzip":
+            raise _Refused(f"{path} is not gzip-compressed: it {looks}; remove .gz from its name")
+        compression = "gzip"
+    elif kind == "gzip" and declared in ("csv", "json", "jsonl", None):
+        compression = load_compression = "gzip"
+        report["notes"].append(f"{path} is gzip-compressed although its name does not end in .gz")
+    if compression:
+        head = _gunzip_head(path)
+        kind, looks = _looks_like(head, None)
+    fmt = declared or _format_from_content(kind)
+    if fmt is None:
+        raise _Refused(f"{path} is not a kind of file that can be read as a table: it {looks}")
+    _check_matches(path, fmt, kind, looks, compression)
+    if fmt == "zip" and in_zip:
+        raise _Refused("a zip inside the zip is not unpacked; upload it on its own")
+    report["format"] = fmt
+    report["compression"] = "zip" if fmt == "zip" else compression
+    if fmt == "csv":
+        report["tables"].append(
+            _guard(
+                path,
+                None,
+                _csv_table,
+                path,
+                compression,
+                load_compression,
+                options,
+                limits,
+                budget,
+                report["notes"],
+            )
+        )
+    elif fmt == "jsonl":
+        report["tables"].append(
+            _guard(
+                path,
+                None,
+                _jsonl_table,
+                path,
+                compression,
+                load_compression,
+                options,
+                limits,
+                budget,
+                report["notes"],
+            )
+        )
+    elif fmt == "json":
+        report["tables"].append(
+            _guard(
+                path, None, _json_table, path, compression, load_compression, limits, budget, report["notes"]
+            )
+        )
+    elif fmt == "parquet":
+        report["tables"].append(_guard(path, None, _parquet_table, path, compression, limits))
+    elif fmt == "feather":
+        report["tables"].append(_guard(path, None, _feather_table, path, compression, kind, limits))
+    elif fmt == "excel":
+        _excel_tables(path, compression, options, limits, budget, report)
+    elif fmt == "zip":
+        _zip_tables(path, options, limits, budget, report)
+
+
+def _looks_like(head: bytes, path: str | None) -> tuple[str, str]:
+    """What ``head`` (a file's first bytes) is, as a kind and a phrase ("looks like ...")."""
+    if head.startswith((b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")):
+        return _zip_kind(path)
+    if head.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):
+        return _ole_kind(path)
+    signatures = [
+        (b"PAR1", "parquet", "looks like a parquet file"),
+        (b"ARROW1", "arrow", "looks like an Arrow/Feather file"),
+        (b"FEA1", "feather1", "looks like a Feather (version 1) file"),
+        (b"\xff\xff\xff\xff", "arrow-stream", "looks like an Arrow stream"),
+        (b"\x1f\x8b", "gzip", "looks like gzip-compressed data"),
+        (b"BZh", "other", "looks like bzip2-compressed data"),
+        (b"\xfd7zXZ\x00", "other", "looks like xz-compressed data"),
+        (b"(\xb5/\xfd", "other", "looks like zstd-compressed data"),
+        (b"7z\xbc\xaf\x27\x1c", "other", "looks like a 7-Zip archive"),
+        (b"Rar!", "other", "looks like a RAR archive"),
+        (b"%PDF", "other", "looks like a PDF document"),
+        (b"\x89PNG", "other", "looks like a PNG image"),
+        (b"\xff\xd8\xff", "other", "looks like a JPEG image"),
+        (b"SQLite format 3\x00", "other", "looks like an SQLite database"),
+    ]
+    for magic, kind, phrase in signatures:
+        if head.startswith(magic):
+            return kind, phrase
+    text = _as_text(head)
+    if text is None:
+        return "binary", "holds binary data, not text"
+    stripped = text.lstrip("\ufeff \t\r\n")
+    if stripped[:1] in ("{", "[") and stripped[1:].lstrip()[:1] in ('"', "{", "[", "]", "}"):
+        return "json", "holds JSON text"
+    if stripped[:5].lower() in ("<?xml", "<html", "<!doc"):
+        return "text", "holds XML or HTML text"
+    return "text", "holds CSV text" if _sniff_delimiter(stripped, whole=False)[1] else "holds plain text"
+
+
+def _as_text(head: bytes) -> str | None:
+    """``head`` decoded, if it is text in some encoding; None for binary data."""
+    import codecs
+
+    for bom, encoding in (
+        (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
+        if head.startswith(bom):
+            return head.decode(encoding, errors="replace")
+    if b"\x00" in head:
+        guess = _utf16_without_bom(head)
+        return head.decode(guess, errors="replace") if guess else None
+    controls = sum(1 for byte in head if byte < 32 and byte not in (9, 10, 12, 13))
+    if controls > len(head) // 100:
+        return None
+    return head.decode("utf-8", errors="replace")
+
+
+def _utf16_without_bom(head: bytes) -> str | None:
+    even, odd = head[0::2], head[1::2]
+    if odd and odd.count(0) > 0.4 * len(odd) and even.count(0) < 0.05 * len(even):
+        return "utf-16-le"
+    if even and even.count(0) > 0.4 * len(even) and odd.count(0) < 0.05 * len(odd):
+        return "utf-16-be"
+    return None
+
+
+def _zip_kind(path: str | None) -> tuple[str, str]:
+    import zipfile
+
+    if path is None:
+        return "zip", "looks like a zip archive"
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+            mimetype = archive.read("mimetype")[:100] if "mimetype" in names else b""
+    except (zipfile.BadZipFile, OSError, KeyError, ValueError, RuntimeError, NotImplementedError):
+        return "damaged-zip", "looks like a damaged zip archive"
+    if "xl/workbook.xml" in names or "xl/workbook.bin" in names:
+        if "xl/workbook.bin" in names:
+            return "xlsb", "looks like a binary Excel workbook (.xlsb)"
+        return "xlsx", "looks like an Excel workbook (.xlsx)"
+    if "word/document.xml" in names:
+        return "other", "looks like a Word document (.docx)"
+    if any(name.startswith("ppt/") for name in names):
+        return "other", "looks like a PowerPoint presentation (.pptx)"
+    if b"opendocument.spreadsheet" in mimetype:
+        return "ods", "looks like an OpenDocument spreadsheet (.ods)"
+    return "zip", "looks like a zip archive"
+
+
+def _ole_kind(path: str | None) -> tuple[str, str]:
+    """An OLE2 (compound file): an old .xls, or a password-protected xlsx (which is stored as an
+    OLE file holding an "EncryptedPackage" stream), or another Office file."""
+    if path is None:
+        return "ole", "looks like an old-style Office file"
+    names = {
+        "encrypted": "EncryptedPackage".encode("utf-16-le"),
+        "workbook": "Workbook".encode("utf-16-le"),
+        "book": "Book".encode("utf-16-le"),
+        "word": "WordDocument".encode("utf-16-le"),
+    }
+    found = set()
+    with open(path, "rb") as file:
+        tail = b""
+        while chunk := file.read(_COUNT_CHUNK):
+            window = tail + chunk
+            found.update(key for key, name in names.items() if name in window)
+            tail = chunk[-64:]
+    if "encrypted" in found:
+        return "encrypted", "looks like a password-protected Office file"
+    if "workbook" in found or "book" in found:
+        return "xls", "looks like an old-style Excel workbook (.xls)"
+    if "word" in found:
+        return "other", "looks like an old-style Word document (.doc)"
+    return "ole", "looks like an old-style Office file"
+
+
+def _format_from_content(kind: str) -> str | None:
+    return {
+        "zip": "zip",
+        "xlsx": "excel",
+        "xls": "excel",
+        "encrypted": "excel",
+        "parquet": "parquet",
+        "arrow": "feather",
+        "feather1": "feather",
+        "arrow-stream": "feather",
+        "json": "json",
+        "text": "csv",
+    }.get(kind)
+
+
+def _check_matches(path: str, fmt: str, kind: str, looks: str, compression: str | None) -> None:
+    """Refuse a file whose content is not what its name says, naming what it looks like."""
+    expected = {
+        "csv": {"text"},
+        "json": {"json"},
+        "jsonl": {"json"},
+        "excel": {"xlsx", "xls", "encrypted"} | ({"zip", "ole"} if compression else set()),
+        "parquet": {"parquet"},
+        "feather": {"arrow", "feather1", "arrow-stream"},
+        "zip": {"zip"},
+    }[fmt]
+    if kind == "encrypted" and fmt == "excel":
+        raise _Refused(_PASSWORD)
+    if kind in expected:
+        return
+    if kind == "damaged-zip" and fmt in ("excel", "zip"):
+        what = "Excel workbook" if fmt == "excel" else "zip archive"
+        raise _Refused(
+            f"{path} is a damaged {what}: it is cut short or corrupted; save it again and upload it again"
+        )
+    if fmt == "excel" and kind == "ole":
+        raise _Refused(f"{path} is not an Excel workbook: it {looks}")
+    if kind in ("ods", "xlsb"):
+        raise _Refused(
+            f"{path} is not {_FORMAT_NAMES[fmt]}: it {looks}; save it as .xlsx and upload it again"
+        )
+    raise _Refused(f"{path} is not {_FORMAT_NAMES[fmt]}: it {looks}")
+
+
+def _gunzip_head(path: str) -> bytes:
+    import gzip
+    import zlib
+
+    try:
+        with gzip.open(path, "rb") as file:
+            return file.read(8192)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise _Refused(f"{path} is a damaged gzip file ({_reason(exc)})") from None
+
+
+def _guard(path: str, sheet: str | None, build, *args) -> dict:
+    """The table ``build(*args)`` makes, or a table holding the reason it could not."""
+    try:
+        return build(*args)
+    except _Refused as refused:
+        table = _table(path, sheet)
+        table["error"] = str(refused)
+        return table
+    except MemoryError:
+        table = _table(path, sheet)
+        table["error"] = "it is too large to read in the sandbox's memory"
+        return table
+    except Exception as exc:  # noqa: BLE001 - one table's failure must not lose the others
+        table = _table(path, sheet)
+        table["error"] = f"it could not be read: {_reason(exc)}"
+        return table
+
+
+def _table(path: str, sheet: str | None = None) -> dict:
+    return {
+        "path": path,
+        "sheet": sheet,
+        "rows": None,
+        "rows_exact": True,
+        "sampled": False,
+        "sample_rows": None,
+        "columns": [],
+        "detected": {},
+        "load": None,
+        "preview": {"columns": [], "rows": []},
+        "error": None,
+    }
+
+
+# --- CSV and other delimited text -------------------------------------------------------------
+
+
+def _csv_table(path, compression, load_compression, options, limits, budget, notes) -> dict:
+    import codecs
+
+    table = _table(path)
+    head, extra, whole = _text_samples(path, compression, limits["sample_bytes"])
+    encoding = _chosen_encoding(options.get("encoding"), head, extra)
+    count = None
+    if not whole:  # the pass over every byte also proves the encoding (an accented char at 900 MB)
+        count = _count_lines(path, compression, encoding, budget)
+        if count["bad_offset"] is not None and not options.get("encoding"):
+            encoding = _encoding_after_bad_byte(path, compression, count, head, notes)
+    text = _decode_head(head, encoding, whole)
+    delimiter = _chosen_delimiter(options.get("delimiter"), text, whole)
+    records = _records(text, delimiter, whole)
+    start, header = _header_position(records, lambda value: value, options.get("header_row"))
+    skip = records[start][0] if records and start < len(records) else 0
+    blank_skipped = sum(1 for line, fields in records if line < skip and not fields)
+    data = [fields for line, fields in records if line > skip and any(f.strip() for f in fields)]
+    decimal, thousands = _number_style(data, delimiter)
+    if options.get("decimal"):
+        decimal = _chosen_decimal(options["decimal"])
+        if thousands == decimal:
+            thousands = None
+    kwargs = {}
+    if delimiter != ",":
+        kwargs["sep"] = delimiter
+    if decimal != ".":
+        kwargs["decimal"] = decimal
+    if thousands:
+        kwargs["thousands"] = thousands
+    if codecs.lookup(encoding).name != "utf-8":
+        kwargs["encoding"] = encoding
+    if load_compression:
+        kwargs["compression"] = load_compression
+    if skip:
+        kwargs["skiprows"] = skip
+    if not header:
+        kwargs["header"] = None
+    table["detected"] = {
+        "encoding": encoding,
+        "delimiter": delimiter,
+        "decimal": decimal,
+        "thousands": thousands,
+        "header_row": skip if header else "none",
+    }
+    line_bytes = max(1, len(head) // max(1, text.count("\n")))
+    nrows = max(
+        100, min(limits["sample_rows"], limits["sample_bytes"] * _CSV_SAMPLE_BYTES_FACTOR // line_bytes)
+    )
+    frame, kwargs = _read_csv_checked(path, kwargs, nrows, encoding, notes)
+    table["load"] = _call("pd.read_csv", path, kwargs)
+    _fill_from_frame(table, frame, limits, notes)
+    if len(frame) < nrows:
+        table["rows"] = len(frame)
+        return table
+    table["sampled"], table["sample_rows"] = True, nrows
+    if count is None:
+        count = _count_lines(path, compression, encoding, budget)
+    multiline = any("\n" in field or "\r" in field for _, fields in records for field in fields)
+    lines = count["lines"] - (count["blank"] - blank_skipped) - skip - (1 if header else 0)
+    if count["bytes_read"] < count["size"]:
+        lines = int(lines * count["size"] / max(1, count["bytes_read"]))
+        table["rows_exact"] = False
+        notes.append(
+            f"rows of {path} are estimated: counting every line took longer than the time budget, so the count is scaled from the first {_size(count['bytes_read'])}"
+        )
+    elif not count["blank_exact"]:
+        table["rows_exact"] = False
+        notes.append(f"rows of {path} are estimated: runs of blank lines make the count approximate")
+    if multiline:
+        lines = int(lines * len(records) / max(1, records[-1][0] + 1))
+        table["rows_exact"] = False
+        notes.append(
+            f"rows of {path} are estimated: some quoted values span several lines, so lines are not rows"
+        )
+    table["rows"] = max(lines, len(frame))
+    return table
+
+
+def _text_samples(path: str, compression: str | None, sample_bytes: int) -> tuple[bytes, bytes, bool]:
+    """The file's first ``sample_bytes`` (decompressed), whether that is all of it, and whole
+    lines from its middle and end (so a character that only appears late is seen too)."""
+    import os
+
+    file = _open_bytes(path, compression)
+    with file:
+        head = file.read(sample_bytes + 1)
+        whole = len(head) <= sample_bytes
+        head = head[:sample_bytes]
+        extra = b""
+        if not whole and compression is None:
+            size = os.path.getsize(path)
+            window = min(64 << 10, sample_bytes // 4)
+            for offset in (size // 4, size // 2, 3 * size // 4, max(0, size - window)):
+                file.seek(offset)
+                chunk = file.read(window)
+                first, last = chunk.find(b"\n"), chunk.rfind(b"\n")
+                if 0 <= first < last:
+                    extra += chunk[first + 1 : last + 1]
+    return head, extra, whole
+
+
+def _open_bytes(path: str, compression: str | None):
+    import gzip
+
+    return gzip.open(path, "rb") if compression == "gzip" else open(path, "rb")
+
+
+def _chosen_encoding(option, head: bytes, extra: bytes) -> str:
+    import codecs
+
+    if option:
+        try:
+            name = codecs.lookup(str(option)).name
+        except LookupError:
+            raise _Refused(
+                f"{option!r} is not an encoding Python knows (try utf-8, cp1252, latin-1 or utf-16)"
+            ) from None
+        try:
+            _decode_strict(head, str(option))
+            _decode_strict(extra, str(option))
+        except UnicodeDecodeError as exc:
+            raise _Refused(
+                f"the file is not {option}: byte 0x{exc.object[exc.start]:02x} at offset {exc.start} cannot be decoded "
+                "(leave the encoding empty to detect it)"
+            ) from None
+        return str(option) if name not in ("utf-8",) else "utf-8"
+    return _detect_encoding(head, extra)
+
+
+def _decode_strict(data: bytes, encoding: str) -> str:
+    import codecs
+
+    return codecs.getincrementaldecoder(encoding)().decode(data, final=False)
+
+
+def _detect_encoding(head: bytes, extra: bytes, *, utf8: bool = True) -> str:
+    """The encoding of a text sample: BOM first, then strict UTF-8, then charset-normalizer."""
+    import codecs
+
+    if head.startswith(codecs.BOM_UTF8):
+        return "utf-8-sig"
+    if (
+        head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE))
+        and len(head) % 4 == 0
+        and head[2:4] == b"\x00\x00"
+    ):
+        return "utf-32"
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    no_bom = _utf16_without_bom(head[:8192])
+    if no_bom:
+        return no_bom
+    if b"\x00" in head[:8192]:
+        raise _Refused("the file holds binary data, not text")
+    sample = head + b"\n" + extra
+    if utf8:
+        try:
+            _decode_strict(sample, "utf-8")
+            return "utf-8"
+        except UnicodeDecodeError:
+            pass
+    # The detector judges the lines that hold non-ASCII bytes; those are where encodings differ.
+    telling = b"\n".join(line for line in sample.splitlines() if not line.isascii())[: 256 << 10]
+    import charset_normalizer
+
+    best = charset_normalizer.from_bytes(telling or sample[: 256 << 10]).best()
+    if best is None:
+        raise _Refused("the file is not text in any common encoding")
+    name = codecs.lookup(best.encoding).name
+    if name in ("latin-1", "iso8859-1", "iso8859-15", "ascii", "cp1252", "utf-8"):
+        for candidate in ("cp1252", "latin-1"):
+            try:
+                _decode_strict(sample, candidate)
+                return candidate
+            except UnicodeDecodeError:
+                continue
+    return best.encoding
+
+
+def _encoding_after_bad_byte(path, compression, count, head, notes) -> str:
+    """The first sample read as UTF-8, but a byte further in does not: detect again from the
+    lines around that byte."""
+    offset = count["bad_offset"]
+    with _open_bytes(path, compression) as file:
+        file.seek(max(0, offset - (32 << 10)))
+        window = file.read(64 << 10)
+    encoding = _detect_encoding(head[:4096], window, utf8=False)
+    notes.append(
+        f"{path} reads as UTF-8 up to byte {offset}, where it stops being UTF-8; it is read as {encoding}"
+    )
+    return encoding
+
+
+def _decode_head(head: bytes, encoding: str, whole: bool) -> str:
+    import codecs
+
+    try:
+        text = codecs.getincrementaldecoder(encoding)().decode(head, final=whole)
+    except UnicodeDecodeError as exc:
+        raise _Refused(
+            f"the file is not {encoding}: byte 0x{exc.object[exc.start]:02x} at offset {exc.start} cannot be decoded"
+        ) from None
+    if not whole:
+        text = text[: text.rfind("\n") + 1] or text
+    return text.lstrip("\ufeff")
+
+
+def _chosen_delimiter(option, text: str, whole: bool) -> str:
+    if option:
+        option = {"\\t": "\t", "tab": "\t", "TAB": "\t"}.get(str(option), str(option))
+        if len(option) != 1 or option in '\r\n"':
+            raise _Refused(f"{option!r} cannot be a delimiter: give one character such as , ; | or tab")
+        return option
+    return _sniff_delimiter(text, whole)[0]
+
+
+def _sniff_delimiter(text: str, whole: bool) -> tuple[str, bool]:
+    """The delimiter that splits the sample's lines most consistently into two or more fields,
+    and whether any did. Comma loses ties: it is the one most often found inside values."""
+    import collections
+    import csv
+    import io
+
+    sample = text[: 64 << 10]
+    if not whole and len(text) > len(sample):
+        sample = sample[: sample.rfind("\n") + 1] or sample
+    best, best_score = ",", None
+    for rank, delimiter in enumerate((",", "|", ";", "\t")):
+        counts = []
+        try:
+            for fields in csv.reader(io.StringIO(sample), delimiter=delimiter):
+                if any(field.strip() for field in fields):
+                    counts.append(len(fields))
+                if len(counts) >= 300:
+                    break
+        except csv.Error:
+            continue
+        if not counts:
+            continue
+        width, times = collections.Counter(counts).most_common(1)[0]
+        if width < 2:
+            continue
+        score = (round(times / len(counts), 1), rank, width)
+        if best_score is None or score > best_score:
+            best, best_score = delimiter, score
+    return best, best_score is not None
+
+
+def _records(text: str, delimiter: str, whole: bool) -> list[tuple[int, list[str]]]:
+    """The sample's first records as (index of the line they start on, fields)."""
+    import csv
+    import io
+
+    reader = csv.reader(io.StringIO(text[: 1 << 20]), delimiter=delimiter)
+    records = []
+    try:
+        while len(records) < 500:
+            line = reader.line_num
+            records.append((line, next(reader)))
+    except (StopIteration, csv.Error):
+        pass
+    if not whole and len(records) > 1:
+        records.pop()  # may be cut short by the end of the sample
+    return records
+
+
+def _header_position(records, typed, option) -> tuple[int, bool]:
+    """Where the table starts among ``records`` ((line, cells) pairs), and whether that first
+    row is a header. Title lines and blank lines before it are skipped; the first row is a
+    header unless it looks like the rows under it (numbers or dates where they have them).
+    ``option`` (the user's header_row: a line index, "none", or None) overrides."""
+    import collections
+
+    if option is not None and option != "":
+        if str(option).lower() == "none":
+            start, _ = _header_position(records, typed, None)
+            return start, False
+        try:
+            line = int(option)
+        except (TypeError, ValueError):
+            raise _Refused(f'header row {option!r} is not a row number (or "none")') from None
+        if line < 0:
+            raise _Refused(f"header row {line} is not a row number (rows count from 0)")
+        for index, (at, _) in enumerate(records):
+            if at >= line:
+                return index, True
+        raise _Refused(f"header row {line} is beyond the rows read ({len(records)})")
+    filled = [sum(1 for cell in cells if _text(cell).strip()) for _, cells in records]
+    if not any(filled):
+        return 0, True
+    widths = [len(cells) for (_, cells), count in zip(records, filled) if count]
+    width = collections.Counter(widths).most_common(1)[0][0]
+    full = sorted(count for (_, cells), count in zip(records, filled) if count and len(cells) == width)
+    typical = full[len(full) // 2] if full else max(filled)
+    start = next(
+        (
+            i
+            for i, count in enumerate(filled)
+            if count and count >= max(1, (typical + 1) // 2) and len(records[i][1]) >= min(width, 2)
+        ),
+        0,
+    )
+    first = records[start][1]
+    rest = [cells for _, cells in records[start + 1 : start + 201] if any(_text(c).strip() for c in cells)]
+    if not rest:
+        return start, True
+    typed_columns = []
+    for column in range(len(first)):
+        values = [cells[column] for cells in rest if column < len(cells) and _text(cells[column]).strip()]
+        if values and sum(1 for v in values if _is_typed(typed(v))) >= 0.8 * len(values):
+            typed_columns.append(column)
+    if not typed_columns:
+        return start, True
+    header = any(_text(first[c]).strip() and not _is_typed(typed(first[c])) for c in typed_columns)
+    if not header and all(_text(cell).strip() for cell in first):
+        # Years over columns of figures ("country, 2019, 2020"): a header, unless the rows
+        # under them are years too.
+        years = [c for c in typed_columns if _is_year(typed(first[c]))]
+        header = bool(years) and any(
+            not all(_is_year(typed(cells[c])) for cells in rest if c < len(cells)) for c in years
+        )
+    return start, header
+
+
+def _is_year(value) -> bool:
+    text = _text(value).strip()
+    if text.endswith(".0"):
+        text = text[:-2]
+    return text.isdigit() and 1800 <= int(text) <= 2100
+
+
+def _text(value) -> str:
+    return "" if value is None else str(value)
+
+
+def _is_typed(value) -> bool:
+    """A number or a date (a cell's value, or text that reads as one)."""
+    import datetime
+    import re
+
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float, datetime.date, datetime.time, datetime.datetime)):
+        return True
+    text = _text(value).strip()
+    if not text:
+        return False
+    number = r"[+-]?[$€£]?\s?(\d[\d.,'\u00a0\u202f ]*\d|\d)([eE][+-]?\d+)?\s?%?[$€£]?"
+    date = r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}([ T]\d{1,2}:\d{2}(:\d{2})?)?.*"
+    return bool(
+        re.fullmatch(number, text) or re.fullmatch(r"[+-]?\d*[.,]\d+", text) or re.fullmatch(date, text)
+    )
+
+
+def _number_style(rows: list[list[str]], delimiter: str) -> tuple[str, str | None]:
+    """The decimal mark and thousands separator the numbers in ``rows`` use."""
+    import collections
+    import re
+
+    patterns = [
+        ("comma_dec", r"[+-]?\d+,\d+"),
+        ("dot_dec", r"[+-]?(\d+\.\d+|\.\d+|\d+(\.\d+)?[eE][+-]?\d+)"),
+        ("dot_thousands_comma_dec", r"[+-]?\d{1,3}(\.\d{3})+,\d+"),
+        ("comma_thousands_dot_dec", r"[+-]?\d{1,3}(,\d{3})+\.\d+"),
+        ("dot_thousands", r"[+-]?\d{1,3}(\.\d{3}){2,}"),
+        ("comma_thousands", r"[+-]?\d{1,3}(,\d{3}){2,}"),
+        ("space_thousands", r"[+-]?\d{1,3}([ \u00a0\u202f]\d{3})+(,\d+)?"),
+        ("int", r"[+-]?\d+"),
+    ]
+    compiled = [(name, re.compile(pattern)) for name, pattern in patterns]
+    seen = collections.Counter()
+    spaces = collections.Counter()
+    width = max((len(r) for r in rows), default=0)
+    for column in range(min(width, 500)):
+        values = [r[column].strip() for r in rows[:300] if column < len(r) and r[column].strip()]
+        kinds = []
+        for value in values:
+            kind = next((name for name, regex in compiled if regex.fullmatch(value)), None)
+            if kind in ("comma_dec", "dot_dec") and re.fullmatch(r"[+-]?[1-9]\d{0,2}[.,]\d{3}", value):
+                kind = "ambiguous_" + ("comma" if "," in value else "dot")
+            kinds.append(kind)
+            if kind == "space_thousands":
+                spaces.update(ch for ch in value if ch in " \u00a0\u202f")
+        if not kinds or sum(1 for k in kinds if k) < 0.8 * len(kinds):
+            continue  # not a column of numbers
+        seen.update(k for k in kinds if k)
+    comma = seen["comma_dec"] + seen["dot_thousands_comma_dec"] + (seen["space_thousands"] if spaces else 0)
+    dot = seen["dot_dec"] + seen["comma_thousands_dot_dec"]
+    if comma > dot:
+        decimal = ","
+    elif dot:
+        decimal = "."
+    elif seen["ambiguous_comma"] and delimiter == ";":
+        decimal = ","  # "1,234" in a semicolon file: European, so a decimal comma
+    else:
+        decimal = "."
+    if decimal == ",":
+        if seen["dot_thousands_comma_dec"] or seen["dot_thousands"] or seen["ambiguous_dot"]:
+            return ",", "."
+        if spaces:
+            return ",", spaces.most_common(1)[0][0]
+        return ",", None
+    if seen["comma_thousands_dot_dec"] or seen["comma_thousands"] or seen["ambiguous_comma"]:
+        return ".", ","
+    return ".", None
+
+
+def _chosen_decimal(option) -> str:
+    if str(option) not in (".", ","):
+        raise _Refused(f"{option!r} cannot be a decimal mark: give . or ,")
+    return str(option)
+
+
+def _read_csv_checked(path: str, kwargs: dict, nrows: int, encoding: str, notes: list):
+    """Read the sample with exactly the load call's arguments (plus nrows), so the call we
+    report is one that works. Lines with too many fields are skipped, and that is said."""
+    import re
+
+    import pandas as pd
+
+    try:
+        return pd.read_csv(path, nrows=nrows, **kwargs), kwargs
+    except UnicodeDecodeError as exc:
+        raise _Refused(
+            f"the file is not {encoding}: byte 0x{exc.object[exc.start]:02x} cannot be decoded (choose another encoding)"
+        ) from None
+    except pd.errors.EmptyDataError:
+        raise _Refused("it holds no table: no columns were found") from None
+    except pd.errors.ParserError as exc:
+        match = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+        if not match:
+            raise _Refused(f"it could not be parsed as delimited text: {_reason(exc)}") from None
+        expected, line, saw = match.groups()
+        kwargs = {**kwargs, "on_bad_lines": "skip"}
+        notes.append(
+            f"line {line} of {path} has {saw} fields where {expected} were expected; such lines are skipped (on_bad_lines='skip')"
+        )
+        return pd.read_csv(path, nrows=nrows, **kwargs), kwargs
+
+
+def _count_lines(path: str, compression: str | None, encoding: str, budget: _Budget) -> dict:
+    """Count lines over the raw bytes in large chunks (bytes.count is C speed), proving UTF-8
+    on the way; stop when the time budget runs out, saying how far it got."""
+    import codecs
+    import os
+
+    size = os.path.getsize(path)
+    wide = codecs.lookup(encoding).name.startswith(("utf-16", "utf-32"))
+    check_utf8 = codecs.lookup(encoding).name in ("utf-8", "utf-8-sig") or encoding == "utf-8-sig"
+    decoder = (
+        codecs.getincrementaldecoder("utf-16" if encoding == "utf-16" else encoding)()
+        if wide or check_utf8
+        else None
+    )
+    reserve = min(2.0, 0.25 * max(0.0, budget.left()))
+    result = {"lines": 0, "blank": 0, "blank_exact": True, "bytes_read": 0, "size": size, "bad_offset": None}
+    import gzip
+
+    with open(path, "rb") as raw:
+        file = gzip.GzipFile(fileobj=raw, mode="rb") if compression == "gzip" else raw
+        offset = 0
+        tail = "\n" if wide else b"\n"  # a line before the first: leading blank lines count too
+        last = b"\n"
+        while True:
+            chunk = file.read(_COUNT_CHUNK)
+            if not chunk:
+                break
+            if wide:
+                text = decoder.decode(chunk)
+                window = tail + text
+                result["lines"] += text.count("\n")
+                result["blank"] += (
+                    window.count("\n\n") + window.count("\n\r\n") - tail.count("\n\n") - tail.count("\n\r\n")
+                )
+                result["blank_exact"] &= "\n\n\n" not in window and "\n\r\n\r\n" not in window
+                tail = window[-2:]
+                if text:
+                    last = text[-1:].encode()
+            else:
+                if decoder is not None and result["bad_offset"] is None and not chunk.isascii():
+                    try:
+                        decoder.decode(chunk)
+                    except UnicodeDecodeError as exc:
+                        result["bad_offset"] = offset + exc.start
+                        decoder = None
+                window = tail + chunk
+                result["lines"] += chunk.count(b"\n")
+                result["blank"] += (
+                    window.count(b"\n\n")
+                    + window.count(b"\n\r\n")
+                    - tail.count(b"\n\n")
+                    - tail.count(b"\n\r\n")
+                )
+                if b"\n\n\n" in window or b"\n\r\n\r\n" in window:
+                    result["blank_exact"] = False
+                tail = window[-2:]
+                last = chunk[-1:]
+            offset += len(chunk)
+            result["bytes_read"] = raw.tell()
+            if budget.left() < reserve:
+                break
+    if result["bytes_read"] >= size and last not in (b"\n", b""):
+        result["lines"] += 1  # a last line without a newline
+    return result
+
+
+# --- JSON ---------------------------------------------------------------------------------------
+
+
+def _json_table(path, compression, load_compression, limits, budget, notes) -> dict:
+    import os
+
+    import pandas as pd
+
+    table = _table(path)
+    with _open_bytes(path, compression) as file:
+        head = file.read(limits["sample_bytes"])
+    encoding = _detect_encoding(head, b"")
+    kwargs = {} if encoding in ("utf-8",) else {"encoding": encoding}
+    if load_compression:
+        kwargs["compression"] = load_compression
+    text = _decode_head(head, encoding, True).lstrip()
+    if os.path.getsize(path) > _JSON_WHOLE_BYTES and text.startswith("["):
+        return _json_records_sample(path, text, kwargs, limits, table)
+    orient = None
+    if text.startswith("{"):
+        keys = _json_top_keys(path, compression, encoding)
+        if {"schema", "data"} <= keys:
+            orient = "table"
+        elif {"columns", "data"} <= keys:
+            orient = "split"
+    if orient:
+        kwargs["orient"] = orient
+    try:
+        frame = pd.read_json(path, **kwargs)
+    except ValueError as exc:
+        raise _Refused(
+            f"it is not JSON that makes a table (a list of records or an object of columns): {_reason(exc)}"
+        ) from None
+    table["load"] = _call("pd.read_json", path, kwargs)
+    table["detected"] = {"encoding": encoding}
+    table["rows"] = len(frame)
+    _fill_from_frame(table, frame, limits, notes)
+    return table
+
+
+def _json_top_keys(path: str, compression: str | None, encoding: str) -> set:
+    """The top-level keys of a JSON object (the file is parsed once; it is at most
+    _JSON_WHOLE_BYTES)."""
+    with _open_bytes(path, compression) as file:
+        try:
+            value = json.loads(file.read().decode(encoding))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise _Refused(f"it is not valid JSON: {_reason(exc)}") from None
+    return set(value) if isinstance(value, dict) else set()
+
+
+def _json_records_sample(path, text, kwargs, limits, table) -> dict:
+    """A big list of records: parse records off the head, estimate the rest by size."""
+    import os
+
+    import pandas as pd
+
+    decoder = json.JSONDecoder()
+    records, at = [], 1
+    while len(records) < limits["sample_rows"]:
+        while at < len(text) and text[at] in " \t\r\n,":
+            at += 1
+        if at >= len(text) or text[at] == "]":
+            break
+        try:
+            value, at = decoder.raw_decode(text, at)
+        except ValueError:
+            break
+        records.append(value)
+    if not records:
+        raise _Refused("its first records could not be parsed as JSON")
+    frame = pd.DataFrame.from_records(records) if isinstance(records[0], dict) else pd.DataFrame(records)
+    table["load"] = _call("pd.read_json", path, kwargs)
+    table["rows"] = int(len(records) * os.path.getsize(path) / max(1, len(text[:at].encode())))
+    table["rows_exact"], table["sampled"], table["sample_rows"] = False, True, len(records)
+    _fill_from_frame(table, frame, limits, [])
+    return table
+
+
+def _jsonl_table(path, compression, load_compression, options, limits, budget, notes) -> dict:
+    import pandas as pd
+
+    table = _table(path)
+    with _open_bytes(path, compression) as file:
+        head = file.read(limits["sample_bytes"] + 1)
+    whole = len(head) <= limits["sample_bytes"]
+    encoding = _chosen_encoding(options.get("encoding"), head[: limits["sample_bytes"]], b"")
+    kwargs = {"lines": True}
+    if encoding != "utf-8":
+        kwargs["encoding"] = encoding
+    if load_compression:
+        kwargs["compression"] = load_compression
+    nrows = limits["sample_rows"]
+    try:
+        frame = pd.read_json(path, nrows=nrows, **kwargs)
+    except ValueError as exc:
+        raise _Refused(f"it is not JSON Lines (one JSON object per line): {_reason(exc)}") from None
+    table["load"] = _call("pd.read_json", path, kwargs)
+    table["detected"] = {"encoding": encoding}
+    _fill_from_frame(table, frame, limits, notes)
+    if whole or len(frame) < nrows:
+        table["rows"] = len(frame)
+        return table
+    table["sampled"], table["sample_rows"] = True, nrows
+    count = _count_lines(path, compression, encoding, budget)
+    rows = count["lines"] - count["blank"]
+    if count["bytes_read"] < count["size"]:
+        rows = int(rows * count["size"] / max(1, count["bytes_read"]))
+        table["rows_exact"] = False
+        notes.append(
+            f"rows of {path} are estimated from the first {_size(count['bytes_read'])}: counting every line took longer than the time budget"
+        )
+    table["rows"] = max(rows, len(frame))
+    return table
+
+
+# --- parquet and Feather/Arrow ----------------------------------------------------------------
+
+
+def _binary_source(path: str, compression: str | None, limits: dict):
+    """What pyarrow reads: the path, or (gzip) the decompressed bytes, if small enough."""
+    import gzip
+    import io
+
+    if compression != "gzip":
+        return path
+    with gzip.open(path, "rb") as file:
+        data = file.read(limits["max_unpacked_bytes"] + 1)
+    if len(data) > limits["max_unpacked_bytes"]:
+        raise _Refused(
+            f"it unpacks to more than {_size(limits['max_unpacked_bytes'])}; upload it uncompressed"
+        )
+    return io.BytesIO(data)
+
+
+def _gzip_load(function: str, path: str, kwargs: dict, compression: str | None) -> str:
+    if compression != "gzip":
+        return _call(function, path, kwargs)
+    arguments = "".join(f", {key}={value!r}" for key, value in kwargs.items())
+    return f"{function}(__import__('gzip').open({path!r}){arguments})"
+
+
+def _parquet_table(path, compression, limits) -> dict:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = _table(path)
+    try:
+        parquet = pq.ParquetFile(_binary_source(path, compression, limits))
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise _Refused(f"it is a damaged or incomplete parquet file ({_reason(exc)})") from None
+    rows = parquet.metadata.num_rows
+    nrows = max(1, min(limits["sample_rows"], rows))
+    try:
+        batch = next(parquet.iter_batches(batch_size=nrows), None)
+        arrow = pa.Table.from_batches([batch]) if batch is not None else parquet.schema_arrow.empty_table()
+        frame = arrow.to_pandas()
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise _Refused(f"its data could not be read: the parquet file is damaged ({_reason(exc)})") from None
+    table["load"] = _gzip_load("pd.read_parquet", path, {}, compression)
+    table["rows"] = rows
+    if rows > len(frame):
+        table["sampled"], table["sample_rows"] = True, len(frame)
+    _fill_from_frame(table, frame, limits, [])
+    return table
+
+
+def _feather_table(path, compression, kind, limits) -> dict:
+    import pyarrow as pa
+
+    table = _table(path)
+    source = _binary_source(path, compression, limits)
+    nrows = limits["sample_rows"]
+    try:
+        if kind == "feather1":
+            import pyarrow.feather
+
+            arrow = pyarrow.feather.read_table(source)
+            rows, sample = arrow.num_rows, arrow.slice(0, nrows)
+            load = _gzip_load("pd.read_feather", path, {}, compression)
+        elif kind == "arrow-stream":
+            reader = pa.ipc.open_stream(source)
+            batches, rows = [], 0
+            for batch in reader:
+                if rows < nrows:
+                    batches.append(batch)
+                rows += batch.num_rows
+            sample = pa.Table.from_batches(batches, schema=reader.schema).slice(0, nrows)
+            opener = f"__import__('gzip').open({path!r})" if compression else repr(path)
+            load = f"__import__('pyarrow').ipc.open_stream({opener}).read_pandas()"
+        else:
+            reader = pa.ipc.open_file(pa.memory_map(path) if isinstance(source, str) else source)
+            rows = reader.count_rows()
+            batches, taken = [], 0
+            for index in range(reader.num_record_batches):
+                if taken >= nrows:
+                    break
+                batch = reader.get_batch(index)
+                batches.append(batch)
+                taken += batch.num_rows
+            sample = pa.Table.from_batches(batches, schema=reader.schema).slice(0, nrows)
+            load = _gzip_load("pd.read_feather", path, {}, compression)
+        frame = sample.to_pandas()
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise _Refused(f"it is a damaged or incomplete Arrow/Feather file ({_reason(exc)})") from None
+    table["load"] = load
+    table["rows"] = rows
+    if rows > len(frame):
+        table["sampled"], table["sample_rows"] = True, len(frame)
+    _fill_from_frame(table, frame, limits, [])
+    return table
+
+
+# --- Excel --------------------------------------------------------------------------------------
+
+
+def _excel_tables(path, compression, options, limits, budget, report) -> None:
+    import zipfile
+
+    import pandas as pd
+
+    notes = report["notes"]
+    source = _binary_source(path, compression, limits)
+    try:
+        workbook = pd.ExcelFile(source)
+    except zipfile.BadZipFile as exc:
+        raise _Refused(f"{path} is a damaged Excel workbook ({_reason(exc)})") from None
+    except Exception as exc:  # noqa: BLE001 - openpyxl and xlrd raise many kinds
+        if "encrypt" in str(exc).lower() or "password" in str(exc).lower():
+            raise _Refused(_PASSWORD) from None
+        raise _Refused(f"{path} could not be read as an Excel workbook ({_reason(exc)})") from None
+    with workbook:
+        names = [str(name) for name in workbook.sheet_names]
+        report["sheets"] = names[:_MAX_SHEET_NAMES]
+        if len(names) > _MAX_SHEET_NAMES:
+            notes.append(
+                f"the workbook has {len(names)} sheets; only the first {_MAX_SHEET_NAMES} names are listed"
+            )
+        if not names:
+            raise _Refused(f"{path} holds no sheets")
+        chosen = options.get("sheet")
+        if chosen not in (None, ""):
+            if str(chosen) not in names:
+                listed = ", ".join(repr(n) for n in names[:20])
+                raise _Refused(f"{path} has no sheet {str(chosen)!r}; its sheets are {listed}")
+            order = [str(chosen)] + [name for name in names if name != str(chosen)]
+        else:
+            order = names
+        for index, name in enumerate(order):
+            if index >= limits["max_sheets"]:
+                notes.append(f"only the first {limits['max_sheets']} of {len(names)} sheets were described")
+                break
+            if budget.over():
+                notes.append(f"only {index} of {len(names)} sheets were described: the time budget ran out")
+                break
+            header_option = options.get("header_row") if index == 0 else None
+            report["tables"].append(
+                _guard(
+                    path,
+                    name,
+                    _sheet_table,
+                    workbook,
+                    path,
+                    name,
+                    compression,
+                    header_option,
+                    len(names),
+                    limits,
+                    notes,
+                )
+            )
+
+
+def _sheet_table(workbook, path, name, compression, header_option, sheet_count, limits, notes) -> dict:
+    table = _table(path, name)
+    rows_head, width, total = _sheet_head(workbook, name)
+    if rows_head is None:
+        raise _Refused(f"sheet {name!r} is a chart, not a table")
+    if not rows_head:
+        table["rows"] = 0
+        table["detected"] = {"sheet": name, "header_row": "none"}
+        table["load"] = _gzip_load("pd.read_excel", path, {"sheet_name": name}, compression)
+        notes.append(f"sheet {name!r} of {path} is empty")
+        return table
+    records = list(enumerate(rows_head))
+    start, header = _header_position(records, lambda value: value, header_option)
+    kwargs = {"sheet_name": name} if sheet_count > 1 else {}
+    if header:
+        if start:
+            kwargs["header"] = start
+    else:
+        kwargs["header"] = None
+        if start:
+            kwargs["skiprows"] = start
+    nrows = max(100, min(limits["sample_rows"], _EXCEL_SAMPLE_CELLS // max(1, width)))
+    frame = workbook.parse(name, nrows=nrows, **{k: v for k, v in kwargs.items() if k != "sheet_name"})
+    table["load"] = _gzip_load("pd.read_excel", path, kwargs, compression)
+    table["detected"] = {"sheet": name, "header_row": start if header else "none"}
+    _fill_from_frame(table, frame, limits, notes)
+    if len(frame) < nrows:
+        table["rows"] = len(frame)
+        return table
+    table["sampled"], table["sample_rows"] = True, nrows
+    data_rows = (total or 0) - start - (1 if header else 0)
+    table["rows"] = max(data_rows, len(frame))
+    table["rows_exact"] = False
+    notes.append(f"rows of sheet {name!r} of {path} are estimated from the sheet's recorded size")
+    return table
+
+
+def _sheet_head(workbook, name: str) -> tuple[list | None, int, int | None]:
+    """A sheet's first rows (cell values), its width, and its recorded row count: None rows for
+    a chart sheet."""
+    book = workbook.book
+    wanted = 300
+    if hasattr(book, "sheet_by_name"):  # xlrd: an old .xls
+        sheet = book.sheet_by_name(name)
+        rows = [sheet.row_values(i) for i in range(min(wanted, sheet.nrows))]
+        return rows, sheet.ncols, sheet.nrows
+    sheet = book[name]
+    if not hasattr(sheet, "iter_rows"):
+        return None, 0, None
+    rows = []
+    for values in sheet.iter_rows(max_row=wanted, values_only=True):
+        rows.append(list(values))
+    while rows and not any(v is not None and str(v).strip() for v in rows[-1]):
+        rows.pop()
+    width = max((len(r) for r in rows), default=0)
+    total = sheet.max_row if isinstance(getattr(sheet, "max_row", None), int) else None
+    return rows, width, total
+
+
+# --- zip ----------------------------------------------------------------------------------------
+
+
+def _zip_tables(path, options, limits, budget, report) -> None:
+    """Unpack a zip's members to data/<zip stem>/..., refusing bombs, path escapes and links,
+    then describe each member as its own table(s)."""
+    import os
+    import shutil
+    import stat
+    import zipfile
+
+    notes = report["notes"]
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise _Refused(f"{path} is a damaged zip archive ({_reason(exc)})") from None
+    with archive:
+        members = []
+        for info in archive.infolist():
+            name = info.filename.replace("\\", "/")
+            if (
+                info.is_dir()
+                or name.startswith("__MACOSX/")
+                or os.path.basename(name) in (".DS_Store", "Thumbs.db")
+            ):
+                continue
+            parts = name.split("/")
+            if name.startswith("/") or ".." in parts or (len(parts[0]) == 2 and parts[0][1] == ":"):
+                raise _Refused(
+                    f"{path} is refused: its member {info.filename!r} would be unpacked outside its folder"
+                )
+            if stat.S_ISLNK(info.external_attr >> 16):
+                raise _Refused(f"{path} is refused: its member {info.filename!r} is a symbolic link")
+            if any(ord(ch) < 32 for ch in name):
+                raise _Refused(f"{path} is refused: a member's name holds control characters")
+            if info.flag_bits & 0x1:
+                raise _Refused(f"{path} is password-protected; zip it again without a password")
+            members.append((info, [part for part in parts if part not in ("", ".")]))
+        if not members:
+            raise _Refused(f"{path} holds no files")
+        if len(members) > limits["max_members"]:
+            raise _Refused(
+                f"{path} holds {len(members)} files; at most {limits['max_members']} are unpacked. Zip fewer files together"
+            )
+        total = sum(info.file_size for info, _ in members)
+        if total > limits["max_unpacked_bytes"]:
+            raise _Refused(
+                f"{path} is refused: it would unpack to {_size(total)}, more than the limit of {_size(limits['max_unpacked_bytes'])}"
+            )
+        for info, _ in members:
+            ratio = info.file_size / max(1, info.compress_size)
+            if info.file_size > (1 << 20) and ratio > limits["max_ratio"]:
+                raise _Refused(
+                    f"{path} is refused as a likely zip bomb: {info.filename!r} would unpack to {ratio:.0f} times its packed size "
+                    f"(the limit is {limits['max_ratio']})"
+                )
+        stem = os.path.basename(path)
+        stem = stem[: -len(".zip")] if stem.lower().endswith(".zip") else stem + "_files"
+        folder = os.path.join(os.path.dirname(path), stem)
+        if os.path.lexists(folder) and (os.path.islink(folder) or not os.path.isdir(folder)):
+            raise _Refused(f"{folder} already exists and is not a folder; rename the zip and upload it again")
+        free = shutil.disk_usage(os.path.dirname(path) or ".").free
+        if total > free:
+            raise _Refused(f"{path} would unpack to {_size(total)} but the sandbox has {_size(free)} free")
+        extracted = []
+        for info, parts in members:
+            target = os.path.join(folder, *parts)
+            if not os.path.realpath(target).startswith(os.path.realpath(folder) + os.sep):
+                raise _Refused(
+                    f"{path} is refused: its member {info.filename!r} would be unpacked outside its folder"
+                )
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            _unpack_member(archive, info, target, limits)
+            extracted.append(target)
+    for target in extracted:
+        member_report = _empty_report()
+        if budget.over():
+            notes.append(f"{target} was unpacked but not described: the time budget ran out")
+            continue
+        name = os.path.basename(target).lower()
+        inner = name[:-3] if name.endswith(".gz") else name
+        if os.path.splitext(inner)[1] not in _FORMATS:
+            notes.append(f"{target} was unpacked but is not a kind of file read as a table")
+            continue
+        if os.path.splitext(inner)[1] == ".zip":
+            notes.append(
+                f"{target} is a zip inside the zip; it is not unpacked further (upload it on its own)"
+            )
+            continue
+        try:
+            _describe_path(target, options, limits, budget, member_report, in_zip=True)
+        except _Refused as refused:
+            table = _table(target)
+            table["error"] = str(refused)
+            member_report["tables"] = [table]
+        report["tables"].extend(member_report["tables"])
+        notes.extend(member_report["notes"])
+
+
+def _unpack_member(archive, info, target: str, limits: dict) -> None:
+    """Write one member, counting what it really unpacks to (its header may lie)."""
+    import os
+    import zipfile
+    import zlib
+
+    if os.path.islink(target):
+        os.unlink(target)
+    written = 0
+    try:
+        with archive.open(info) as source, open(target, "wb") as out:
+            while chunk := source.read(1 << 20):
+                written += len(chunk)
+                if written > info.file_size or written > limits["max_unpacked_bytes"]:
+                    raise _Refused(
+                        f"{info.filename!r} unpacks to more than its zip entry says; the zip is refused"
+                    )
+                out.write(chunk)
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as exc:
+        os.unlink(target)
+        raise _Refused(f"{info.filename!r} in the zip is damaged ({_reason(exc)})") from None
+    except _Refused:
+        os.unlink(target)
+        raise
+
+
+# --- the report's parts ---------------------------------------------------------------------------
+
+
+def _fill_from_frame(table: dict, frame, limits: dict, notes: list) -> None:
+    """Columns (dtype, nulls, samples) and the preview, from a frame of the table's first rows."""
+    columns = list(frame.columns)
+    if len(columns) > _MAX_COLUMNS:
+        notes.append(
+            f"{table['path']}{_sheet_label(table)} has {len(columns)} columns; only the first {_MAX_COLUMNS} are described"
+        )
+    described = []
+    for index, name in enumerate(columns[:_MAX_COLUMNS]):
+        column = frame.iloc[:, index]
+        described.append(
+            {
+                "name": _clip(name, _NAME_CHARS),
+                "dtype": str(column.dtype),
+                "nulls": int(column.isna().sum()),
+                "samples": _samples(column, limits["sample_values"]),
+            }
+        )
+    table["columns"] = described
+    head = frame.iloc[: limits["preview_rows"], :_PREVIEW_COLUMNS]
+    table["preview"] = {
+        "columns": [_clip(name, _CELL_CHARS) for name in head.columns],
+        "rows": [
+            [_clip(value, _CELL_CHARS) for value in row] for row in head.itertuples(index=False, name=None)
+        ],
+    }
+
+
+def _sheet_label(table: dict) -> str:
+    return f" (sheet {table['sheet']!r})" if table.get("sheet") else ""
+
+
+def _samples(column, count: int) -> list[str]:
+    seen = []
+    for value in column.dropna().head(1000):
+        text = _clip(value, _SAMPLE_CHARS)
+        if text not in seen:
+            seen.append(text)
+            if len(seen) >= count:
+                break
+    return seen
+
+
+def _clip(value, limit: int) -> str:
+    try:
+        import pandas as pd
+
+        if not isinstance(value, (list, dict, tuple, set)) and pd.isna(value):
+            return ""
+    except (TypeError, ValueError):
+        pass
+    text = value if isinstance(value, str) else str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _call(function: str, path: str, kwargs: dict) -> str:
+    arguments = "".join(f", {key}={value!r}" for key, value in kwargs.items())
+    return f"{function}({path!r}{arguments})"
+
+
+def _size(count: float) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if count < 1024 or unit == "GB":
+            return f"{count:.0f} {unit}" if unit == "bytes" else f"{count:.1f} {unit}"
+        count /= 1024
+    return f"{count:.1f} GB"
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:300]
+
+
+def _fit(report: dict) -> str:
+    """The report as one line of JSON under _MAX_REPORT bytes: previews, samples and columns are
+    cut, most expendable first, until it fits (and a note says so)."""
+
+    def dumps() -> str:
+        return json.dumps(report, ensure_ascii=False, default=str)
+
+    def fits(line: str) -> bool:
+        return len(line.encode()) <= _MAX_REPORT - 200
+
+    def shorter_preview(table: dict) -> None:
+        preview = table["preview"]
+        preview["columns"] = preview["columns"][:20]
+        preview["rows"] = [row[:20] for row in preview["rows"][:3]]
+
+    def fewer_samples(table: dict) -> None:
+        for column in table["columns"]:
+            column["samples"] = column["samples"][:2]
+
+    def no_preview(table: dict) -> None:
+        table["preview"] = {"columns": [], "rows": []}
+
+    def fifty_columns(table: dict) -> None:
+        table["columns"] = table["columns"][:50]
+
+    def no_samples(table: dict) -> None:
+        for column in table["columns"]:
+            column["samples"] = []
+
+    def ten_columns(table: dict) -> None:
+        table["columns"] = table["columns"][:10]
+
+    line = dumps()
+    if fits(line):
+        return line
+    report["notes"] = [_clip(note, 300) for note in report["notes"][:50]]
+    report["sheets"] = report["sheets"][:200] if report["sheets"] else report["sheets"]
+    shortened = "the description was shortened to stay small"
+    for step in (shorter_preview, fewer_samples, no_preview, fifty_columns, no_samples, ten_columns):
+        for table in report["tables"][1:] + report["tables"][:1]:  # the first table last
+            step(table)
+            line = dumps()
+            if fits(line):
+                report["notes"].append(shortened)
+                return dumps()
+    report["notes"].append(shortened)
+    while report["tables"] and not fits(dumps()):
+        report["tables"].pop()
+    return dumps()
