@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from django.db.models.fields.files import FieldFile
 from django.http import Http404
 
-from analyst.models import AnalysisSession, DataFile
+from analyst.file_reports import upload_entry
+from analyst.models import AnalysisSession
 from sandboxes import AsyncSandbox, FileNotFound, InvalidPath, Sandbox, SandboxError
 
 MAX_DEPTH = 3
@@ -50,28 +51,29 @@ def live_sandbox(session: AnalysisSession) -> Iterator[Sandbox | None]:
 
 
 def listing(session: AnalysisSession) -> list[dict[str, object]]:
-    uploads = {f.path: f for f in session.files.all()}
-    entries = [_upload_entry(f) for f in uploads.values()]
+    """The uploads (with what the sandbox found in them), then the files the code wrote; the
+    files an upload unpacked to (a zip's) are its tables, not outputs."""
+    uploads = list(session.files.all())
+    entries: list[dict[str, object]] = [upload_entry(f) for f in uploads]
+    theirs = {t["path"] for f in uploads for t in (f.description or {}).get("tables", [])}
+    theirs |= {f.path for f in uploads}
     with live_sandbox(session) as sandbox:
         if sandbox is not None:
             for path, size in _walk(sandbox, ".", 0):
-                if path not in uploads and len(entries) < MAX_LISTED:
-                    entries.append(_entry(path, path.rsplit("/", 1)[-1], size, "output"))
+                if path not in theirs and len(entries) < MAX_LISTED:
+                    entries.append(_output_entry(path, size))
     return entries
 
 
-def _upload_entry(upload: DataFile) -> dict[str, object]:
-    """An upload's row; one that could not be put in the sandbox also says so, and why."""
-    entry = _entry(upload.path, upload.name, upload.size, "upload", rows=upload.rows, columns=upload.columns)
-    if upload.placement == DataFile.Placement.FAILED:
-        entry.update(id=upload.id, status=upload.placement, error=upload.placement_error)
-    return entry
-
-
-def _entry(
-    path: str, name: str, size: int, kind: str, *, rows: int | None = None, columns: int | None = None
-) -> dict[str, object]:
-    return {"path": path, "name": name, "size": size, "rows": rows, "columns": columns, "kind": kind}
+def _output_entry(path: str, size: int) -> dict[str, object]:
+    return {
+        "path": path,
+        "name": path.rsplit("/", 1)[-1],
+        "size": size,
+        "rows": None,
+        "columns": None,
+        "kind": "output",
+    }
 
 
 def _walk(sandbox: Sandbox, folder: str, depth: int) -> Iterator[tuple[str, int]]:

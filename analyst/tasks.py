@@ -6,7 +6,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
-from analyst import placement_queue, turns, uploads, worker_watch
+from analyst import placement_queue, placements, turns, worker_watch
 
 
 @shared_task(
@@ -35,6 +35,6 @@ def _watch(sender: object, **_: object) -> None:
 def place_file(self, data_file_id: int) -> None:  # self: the bound Celery Task
     """Tried again with backoff while sandboxd is away (ANALYST_PLACE_TRIES in all), then the
     file is marked failed with an error event; POST .../files/<id>/retry enqueues it again."""
-    uploads.place_or_retry(
+    placements.place_or_retry(
         data_file_id, tries=self.request.retries + 1, retry=lambda delay: self.retry(countdown=delay)
     )

@@ -1,37 +1,36 @@
-"""CSV uploads: refused clearly when bad, stored whole, then placed in the session's sandbox."""
+"""Uploads, the web side: a file refused clearly when it cannot be taken, else stored whole and
+sent to be placed in the session's sandbox; corrections to how it is read; deleting one.
+
+Nothing here opens a file's content: untrusted files are parsed only inside the sandbox
+(analyst.placements and analyst/inside_sandbox)."""
 
 from __future__ import annotations
 
-import json
-import logging
+import codecs
 import re
 import secrets
-from collections.abc import Callable
+import unicodedata
+from typing import Any
 
-from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.http import Http404
 
-from analyst import events, placement_queue
-from analyst.agent.session_kernel import SessionKernel
+from analyst import events, file_reports, placement_queue
 from analyst.artifacts import save_whole
+from analyst.file_reading import is_packed
 from analyst.models import AnalysisSession, DataFile
+from analyst.session_files import live_sandbox
 from sandboxes import SandboxError
 
-log = logging.getLogger(__name__)
-EXTENSIONS = (".csv", ".tsv", ".txt")
-SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ -]{0,120}$")
-SNIFF_BYTES = 64 << 10
-SUMMARY_CODE = """
-import json, pandas as pd
-_df = pd.read_csv({path!r}, sep=None, engine="python") if {path!r}.endswith(".txt") else \\
-    pd.read_csv({path!r}, sep="\\t" if {path!r}.endswith(".tsv") else ",")
-print(json.dumps({{"rows": len(_df), "columns": [[str(c), str(t)] for c, t in _df.dtypes.items()],
-                  "head": _df.head(5).to_csv(index=False)}}))
-del _df
-"""
+TABLES = (".csv", ".tsv", ".txt", ".xlsx", ".xlsm", ".xls", ".parquet", ".json", ".jsonl", ".ndjson")
+TABLES += (".feather", ".arrow")
+EXTENSIONS = (*TABLES, *(f"{extension}.gz" for extension in TABLES), ".zip")
+NAME = re.compile(r"^\w[\w .,()+&'=@#~\[\]-]{0,119}$")
+DELIMITERS = {",", ";", "\t", "|", " ", ":"}
+DECIMALS = {",", "."}
+MAX_HEADER_ROW = 50
 
 
 class UploadRefused(Exception):
@@ -42,30 +41,35 @@ class PlacementNotFailed(Exception):
     """Only a file whose placement failed can be retried."""
 
 
+class StillReading(Exception):
+    """The file is being read into the sandbox; its reading can be changed once that is over."""
+
+
+class BadOptions(Exception):
+    """Read options that are not one of the choices; the message says which and why."""
+
+
 def check_upload(upload: UploadedFile) -> str:
-    """The name the file will have in data/; UploadRefused when it is not an acceptable text table."""
-    name = (upload.name or "").rsplit("/", 1)[-1].rsplit("\\", 1)[-1].strip()
-    if not SAFE_NAME.match(name) or ".." in name:
+    """The name the file will have in data/; UploadRefused when it cannot be taken."""
+    name = (upload.name or "").replace("\\", "/").rsplit("/", 1)[-1].strip()
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in name):
+        raise UploadRefused("the file name holds control characters; rename the file and try again")
+    if not NAME.match(name) or ".." in name:
         raise UploadRefused(
-            "the file name may hold only letters, digits, spaces, dots, dashes and underscores"
+            "the file name may hold only letters, digits, spaces and . , ( ) + & ' - _,"
+            " must not start with a dot or a sign, and is at most 120 characters"
         )
     if not name.lower().endswith(EXTENSIONS):
-        raise UploadRefused(f"only {', '.join(EXTENSIONS)} files can be uploaded")
+        raise UploadRefused(f"this kind of file cannot be read as a table; accepted: {accepted_kinds()}")
     if upload.size is None or upload.size > settings.ANALYST_MAX_UPLOAD:
         raise UploadRefused(f"the file is larger than the limit of {human_size(settings.ANALYST_MAX_UPLOAD)}")
     if upload.size == 0:
         raise UploadRefused("the file is empty")
-    head = upload.read(SNIFF_BYTES)
-    upload.seek(0)
-    if b"\0" in head:
-        raise UploadRefused("the file looks binary, not a CSV")
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        split_by_sniff = len(head) == SNIFF_BYTES and exc.start >= len(head) - 4
-        if not split_by_sniff:
-            raise UploadRefused("the file is not UTF-8 text; save it as UTF-8 and try again") from None
     return name
+
+
+def accepted_kinds() -> str:
+    return ", ".join(TABLES) + " (each also as .gz), .zip"
 
 
 def human_size(size: int) -> str:
@@ -91,133 +95,114 @@ def do_upload(*, session: AnalysisSession, upload: UploadedFile) -> DataFile:
         unique = f"{stem}_{secrets.token_hex(4)}{dot}{extension}"  # see save_whole
         save_whole(data_file.stored, unique, upload, what=name)
         data_file.save()
-        data_file.enqueued = None
-        transaction.on_commit(lambda: setattr(data_file, "enqueued", placement_queue.enqueue(data_file.id)))
+        _enqueue_on_commit(data_file)
     return data_file
 
 
-def place(data_file_id: int) -> None:
-    """Worker side: write the file into the sandbox and describe it, computed inside the sandbox.
-    Raises SandboxError (``retryable`` when sandboxd is away or slow: place_file tries again)."""
-    data_file = (
-        DataFile.objects.select_related("session")
-        .filter(id=data_file_id, placement=DataFile.Placement.PLACING)
-        .first()
-    )
-    if data_file is None or not placement_queue.claim(data_file_id):
-        return  # deleted meanwhile, or a duplicate delivery of a placement ended or running
-    session = data_file.session
-    kernel = SessionKernel(session, emit=lambda type, payload: events.append(session.id, type, payload))
-    sandbox = kernel.sandbox()
-    with data_file.stored.open("rb") as content:
-        sandbox.files.write(data_file.path, content)
-    context = sandbox.create_code_context()  # a running turn keeps the default one busy
-    try:
-        execution = context.run_code(SUMMARY_CODE.format(path=data_file.path), timeout=120)
-    finally:
-        context.close()
-    describe(data_file, execution.stdout, execution.error and str(execution.error))
-    DataFile.objects.filter(id=data_file.id).update(placement=DataFile.Placement.READY, placement_error="")
-    data_file.placement = DataFile.Placement.READY
-    events.append(session.id, "file_added", file_dict(data_file))
+def _enqueue_on_commit(data_file: DataFile) -> None:
+    data_file.enqueued = None
+    transaction.on_commit(lambda: setattr(data_file, "enqueued", placement_queue.enqueue(data_file.id)))
 
 
-def place_or_retry(data_file_id: int, *, tries: int, retry: Callable[[float], BaseException]) -> None:
-    """place() as try number ``tries``: while sandboxd is away or slow, call ``retry`` with the
-    seconds to wait (it raises: Celery's Task.retry); after the last try, or on a failure no
-    retry would mend, mark the file failed with an event saying why."""
-    try:
-        place(data_file_id)
-    except SandboxError as exc:
-        log.warning("placing file %s, try %s: %s: %s", data_file_id, tries, exc.code, exc.message)
-        if exc.retryable and tries < place_tries():
-            delay = retry_delay(tries - 1)
-            placement_queue.retry_at(data_file_id, delay)
-            raise retry(delay) from exc
-        why = f"{exc.message}; tried {tries} times" if exc.retryable else exc.message
-        fail_placement(data_file_id, why)
-    except SoftTimeLimitExceeded:
-        fail_placement(data_file_id, "placing it took longer than its time limit")
-    except Exception:
-        fail_placement(data_file_id, "an internal error stopped it")
-        raise
-
-
-def place_tries() -> int:
-    """How many times a placement is tried before the file is marked failed."""
-    return settings.ANALYST_PLACE_TRIES
-
-
-def retry_delay(retries_done: int) -> float:
-    """Seconds before the next try: doubling from ANALYST_PLACE_BACKOFF, at most a minute
-    (by default 4, 8, 16, 32 s: with the SDK's 30 s timeouts, about two to three minutes)."""
-    first = settings.ANALYST_PLACE_BACKOFF
-    return min(first * 2**retries_done, 60.0)
-
-
-def fail_placement(data_file_id: int, reason: str) -> None:
-    """The file could not be placed: mark it failed and say so in an ``error`` event (once)."""
-    failed = DataFile.objects.filter(id=data_file_id, placement=DataFile.Placement.PLACING).update(
-        placement=DataFile.Placement.FAILED, placement_error=reason[:2000]
-    )
-    data_file = DataFile.objects.filter(id=data_file_id).first()
-    if not failed or data_file is None:
-        return
-    message = f"{data_file.name} could not be put in the sandbox ({reason}). Retry it from the files panel."
-    events.append(
-        data_file.session_id,
-        "error",
-        {"code": "file_not_placed", "message": message, "file": placement_dict(data_file)},
-    )
+def owned_file(session: AnalysisSession, file_id: int) -> DataFile:
+    data_file = DataFile.objects.filter(id=file_id, session=session).first()
+    if data_file is None:
+        raise Http404("no such file")
+    return data_file
 
 
 def do_retry_placement(*, session: AnalysisSession, file_id: int) -> DataFile:
     """Place a failed file again. Http404 for a file not in ``session``; PlacementNotFailed for
     a file that is in the sandbox already or on its way. ``enqueued`` as for do_upload."""
-    data_file = DataFile.objects.filter(id=file_id, session=session).first()
-    if data_file is None:
-        raise Http404("no such file")
+    data_file = owned_file(session, file_id)
     with transaction.atomic():
-        claimed = DataFile.objects.filter(id=file_id, placement=DataFile.Placement.FAILED).update(
-            placement=DataFile.Placement.PLACING, placement_error="", placement_due=None
-        )
-        if not claimed:
+        if not _back_to_placing(file_id, DataFile.Placement.FAILED):
             raise PlacementNotFailed(f"{data_file.name} is {data_file.placement}, not failed")
-        data_file.enqueued = None
-        transaction.on_commit(lambda: setattr(data_file, "enqueued", placement_queue.enqueue(file_id)))
+        _enqueue_on_commit(data_file)
     data_file.refresh_from_db()
     return data_file
 
 
-def describe(data_file: DataFile, output: str, error: str | None) -> None:
-    """Fill rows, columns and the model's summary from the sandbox's (untrusted) JSON report."""
-    try:
-        report = json.loads(output.strip().splitlines()[-1]) if output.strip() else {}
-        rows, columns, head = int(report["rows"]), list(report["columns"]), str(report["head"])
-        described = ", ".join(f"{str(c)[:80]} ({str(t)[:20]})" for c, t in columns[:200])
-    except (ValueError, KeyError, TypeError, IndexError):
-        data_file.summary = f"{data_file.path}: could not be read as a table ({error or 'no report'})."
-    else:
-        data_file.rows, data_file.columns = rows, len(columns)
-        data_file.summary = (
-            f"{data_file.path}: {rows} rows x {len(columns)} columns.\nColumns: {described}.\n"
-            f"First rows:\n{head[:4000]}"
+def do_set_read_options(*, session: AnalysisSession, file_id: int, options: Any) -> DataFile:
+    """Read the file again the way the user says (delimiter, encoding, decimal, header row,
+    sheet; None for "detect"). BadOptions, StillReading, Http404; ``enqueued`` as for do_upload."""
+    data_file = owned_file(session, file_id)
+    chosen = read_options(options)
+    with transaction.atomic():
+        DataFile.objects.filter(id=file_id).update(read_options=chosen)
+        if not _back_to_placing(file_id, DataFile.Placement.READY, DataFile.Placement.FAILED):
+            raise StillReading(f"{data_file.name} is still being read into the sandbox; try again then")
+        _enqueue_on_commit(data_file)
+    data_file.refresh_from_db()
+    return data_file
+
+
+def _back_to_placing(file_id: int, *states: str) -> bool:
+    return bool(
+        DataFile.objects.filter(id=file_id, placement__in=states).update(
+            placement=DataFile.Placement.PLACING, placement_error="", placement_due=None
         )
-    data_file.save(update_fields=["rows", "columns", "summary"])
+    )
 
 
-def file_dict(data_file: DataFile) -> dict[str, object]:
-    return {
-        "id": data_file.id,
-        "name": data_file.name,
-        "path": data_file.path,
-        "size": data_file.size,
-        "rows": data_file.rows,
-        "columns": data_file.columns,
-        "summary": data_file.summary,
-    }
+def read_options(options: Any) -> dict[str, Any]:
+    """The corrections in ``options`` that are set, each checked; BadOptions says what is wrong."""
+    if not isinstance(options, dict):
+        raise BadOptions("send the options as a JSON object")
+    unknown = set(options) - {"delimiter", "encoding", "decimal", "header_row", "sheet"}
+    if unknown:
+        raise BadOptions(f"unknown options: {', '.join(sorted(unknown))}")
+    chosen = {key: value for key, value in options.items() if value not in (None, "", "auto")}
+    if "delimiter" in chosen and chosen["delimiter"] not in DELIMITERS:
+        raise BadOptions("the delimiter must be one of , ; | : a tab or a space")
+    if "decimal" in chosen and chosen["decimal"] not in DECIMALS:
+        raise BadOptions("the decimal mark must be ',' or '.'")
+    if "encoding" in chosen:
+        chosen["encoding"] = _encoding(chosen["encoding"])
+    header = chosen.get("header_row")
+    if header is not None and header != "none":
+        if isinstance(header, bool) or not isinstance(header, int) or not 0 <= header <= MAX_HEADER_ROW:
+            raise BadOptions(f"the header row must be 'none' or a row number from 0 to {MAX_HEADER_ROW}")
+    if "sheet" in chosen and (not isinstance(chosen["sheet"], str) or len(chosen["sheet"]) > 100):
+        raise BadOptions("the sheet must be a sheet's name")
+    return chosen
 
 
-def placement_dict(data_file: DataFile) -> dict[str, object]:
-    """file_dict with where the file's placement stands: "placing", "ready" or "failed" and why."""
-    return {**file_dict(data_file), "status": data_file.placement, "error": data_file.placement_error}
+def _encoding(name: Any) -> str:
+    try:
+        return codecs.lookup(str(name)[:40]).name
+    except LookupError:
+        raise BadOptions(f"{str(name)[:40]!r} is not an encoding Python knows") from None
+
+
+def do_delete(*, session: AnalysisSession, file_id: int) -> None:
+    """The upload gone from the sandbox (when it runs), our storage and the session; the model
+    hears of it on its next turn (analyst.agent.prompt), a later restore removes it again."""
+    data_file = owned_file(session, file_id)
+    paths = sandbox_paths(data_file)
+    with live_sandbox(session) as sandbox:
+        for path in paths if sandbox is not None else ():
+            try:
+                sandbox.files.remove(path)
+            except SandboxError:
+                pass  # the sandbox went meanwhile: its next one is made or restored without it
+    with transaction.atomic():
+        data_file.delete()
+        transaction.on_commit(lambda stored=data_file.stored: stored.delete(save=False))
+        removed = {"id": file_id, "name": data_file.name, "path": data_file.path, "paths": paths}
+        events.append(session.id, "file_removed", removed)
+
+
+def sandbox_paths(data_file: DataFile) -> list[str]:
+    """Where the upload lives in the sandbox: its path, and for a zip the folder it unpacked to."""
+    if is_packed(data_file):
+        return [data_file.path, data_file.path[: -len(".zip")]]
+    return [data_file.path]
+
+
+def described(data_file: DataFile, description: dict[str, Any]) -> None:
+    """Store what the sandbox found, and what the model is told of it."""
+    data_file.description = description
+    data_file.rows, data_file.columns = file_reports.first_table_shape(description)
+    data_file.summary = file_reports.summary(data_file.path, description)
+    data_file.save(update_fields=["description", "rows", "columns", "summary"])

@@ -137,10 +137,10 @@ SANDBOXD_DEFAULT_TTL = envint("SANDBOXD_DEFAULT_TTL", 300)
 SANDBOXD_MAX_TTL = envint("SANDBOXD_MAX_TTL", 24 * 3600)
 SANDBOXD_MEMORY_LIMIT = envbytes("SANDBOXD_MEMORY_LIMIT", 2 << 30)
 SANDBOXD_PROCESS_LIMIT = envint("SANDBOXD_PROCESS_LIMIT", 256)
-SANDBOXD_DISK_LIMIT = envbytes("SANDBOXD_DISK_LIMIT", 1 << 30)
+SANDBOXD_DISK_LIMIT = envbytes("SANDBOXD_DISK_LIMIT", 4 << 30)
 SANDBOXD_CELL_TIMEOUT = envfloat("SANDBOXD_CELL_TIMEOUT", 300.0)
 SANDBOXD_STDOUT_LIMIT = envbytes("SANDBOXD_STDOUT_LIMIT", 1 << 20)
-SANDBOXD_MAX_UPLOAD = envbytes("SANDBOXD_MAX_UPLOAD", 512 << 20)
+SANDBOXD_MAX_UPLOAD = envbytes("SANDBOXD_MAX_UPLOAD", 2 << 30)
 # Snapshots (kernel state and files) on local disk; a snapshot larger than the limit is refused.
 SANDBOXD_SNAPSHOT_DIR = Path(envstr("SANDBOXD_SNAPSHOT_DIR", str(SANDBOXD_DATA_DIR / "snapshots")))
 SANDBOXD_SNAPSHOT_MAX_BYTES = envbytes("SANDBOXD_SNAPSHOT_MAX_BYTES", 2 << 30)
@@ -177,7 +177,22 @@ ANALYST_SANDBOX_TTL = envint("ANALYST_SANDBOX_TTL", 3600)
 # sandboxd) comes back with its variables; keep this many per session.
 ANALYST_SNAPSHOT_AFTER_TURN = envbool("ANALYST_SNAPSHOT_AFTER_TURN", True)
 ANALYST_SNAPSHOTS_KEPT = envint("ANALYST_SNAPSHOTS_KEPT", 3)
-ANALYST_MAX_UPLOAD = envbytes("ANALYST_MAX_UPLOAD", 200 << 20)
+ANALYST_MAX_UPLOAD = envbytes("ANALYST_MAX_UPLOAD", 2 << 30)
+# How the sandbox reads an upload to describe it: a zip is unpacked up to max_unpacked_bytes in
+# all, each member at most max_ratio times its packed size; a workbook's first max_sheets sheets
+# are described; types and null counts come from the first sample_rows rows; the whole reading
+# stops after time_budget seconds (what is left is estimated, and said to be).
+ANALYST_READING_LIMITS = {
+    "max_unpacked_bytes": envbytes("ANALYST_UNPACK_MAX", 2 << 30),
+    "max_ratio": envint("ANALYST_UNPACK_MAX_RATIO", 100),
+    "max_members": envint("ANALYST_UNPACK_MAX_FILES", 100),
+    "max_sheets": envint("ANALYST_READ_MAX_SHEETS", 30),
+    "sample_bytes": 4 << 20,
+    "sample_rows": envint("ANALYST_READ_SAMPLE_ROWS", 10_000),
+    "preview_rows": 10,
+    "sample_values": 3,
+    "time_budget": envfloat("ANALYST_READ_TIME_BUDGET", 20.0),
+}
 # An upload's placement into the sandbox is tried this often while sandboxd is away, waiting
 # ANALYST_PLACE_BACKOFF seconds and doubling (at most a minute), before the file is marked failed.
 ANALYST_PLACE_TRIES = envint("ANALYST_PLACE_TRIES", 5)

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 
-from analyst import events, metrics, usage
+from analyst import events, metrics, placements, usage
 from analyst.agent import connections, history
 from analyst.agent.lease import Lease
 from analyst.agent.prompt import system_prompt
@@ -63,6 +63,7 @@ class TurnRunner:
 
     def run(self) -> None:
         with Lease(self.turn.id, settings.ANALYST_TURN_LEASE):
+            placements.wait_for_files(self.session, emit=self.emit, check=self.check_cancelled)
             if self.turn.kind == Turn.Kind.CELL:
                 self.run_cell()
             else:

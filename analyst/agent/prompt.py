@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from analyst.models import AnalysisSession
+from analyst.models import AnalysisSession, DataFile, Event
 
 INSTRUCTIONS = (
     "You are a careful data analyst. Answer the user's questions about their data by running"
@@ -12,9 +12,30 @@ INSTRUCTIONS = (
 )
 
 
+MAX_REMOVED_NAMED = 20
+
+
 def system_prompt(session: AnalysisSession) -> str:
     files = list(session.files.all())
-    if not files:
-        return INSTRUCTIONS + "\n\nNo files have been uploaded yet."
-    described = "\n\n".join(f.summary for f in files)
-    return f"{INSTRUCTIONS}\n\nFiles in the kernel's working folder:\n\n{described}"
+    text = INSTRUCTIONS
+    if files:
+        text += "\n\nFiles in the kernel's working folder:\n\n" + "\n\n".join(_described(f) for f in files)
+    else:
+        text += "\n\nNo files have been uploaded yet."
+    removed = removed_paths(session, {f.path for f in files})
+    if removed:
+        text += "\n\nDeleted by the user, no longer in the working folder: " + ", ".join(removed) + "."
+    return text
+
+
+def _described(data_file: DataFile) -> str:
+    if data_file.placement == DataFile.Placement.FAILED:
+        return f"{data_file.path}: could not be put in the working folder ({data_file.placement_error})."
+    return data_file.summary or f"{data_file.path}: still being read into the working folder."
+
+
+def removed_paths(session: AnalysisSession, present: set[str]) -> list[str]:
+    """The uploads deleted from the session (newest first), but for paths uploaded again since."""
+    removed = Event.objects.filter(session=session, type="file_removed").order_by("-seq")
+    paths = dict.fromkeys(str(p) for p in removed.values_list("payload__path", flat=True) if p)
+    return [p for p in paths if p not in present][:MAX_REMOVED_NAMED]

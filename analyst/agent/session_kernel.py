@@ -16,7 +16,8 @@ from django.utils import timezone
 from analyst import kernel_snapshots
 from analyst.agent import connections
 from analyst.agent.replacement_lock import replacing_sandbox
-from analyst.models import AnalysisSession, KernelSnapshot, Turn
+from analyst.file_reading import describe_in, is_packed
+from analyst.models import AnalysisSession, DataFile, Event, KernelSnapshot, Turn
 from sandboxes import (
     Execution,
     ExecutionError,
@@ -112,6 +113,7 @@ class SessionKernel:
         sandbox = kernel_snapshots.restore(self.session, snapshot)
         self._adopt(sandbox)
         self._put_files(self.session.files.filter(uploaded_at__gt=snapshot.created_at))
+        self._remove_deleted_since(snapshot)
         unsaved = sandbox.restore_report.unsaved if sandbox.restore_report else []
         if unsaved:
             text += f" These could not be saved and are gone: {', '.join(unsaved)}."
@@ -134,10 +136,26 @@ class SessionKernel:
         self._sandbox = connections.keep(sandbox)
 
     def _put_files(self, data_files: Any) -> None:
+        """Uploads the sandbox lacks, from our copies; a zip is unpacked again. Only those in the
+        sandbox before: one still on its way is written and read by its own placement."""
         assert self._sandbox is not None
-        for data_file in data_files:
+        for data_file in data_files.filter(placement=DataFile.Placement.READY):
             with data_file.stored.open("rb") as content:
                 self._sandbox.files.write(data_file.path, content)
+            if is_packed(data_file):
+                describe_in(self._sandbox, data_file)
+
+    def _remove_deleted_since(self, snapshot: KernelSnapshot) -> None:
+        """Uploads deleted after ``snapshot`` was taken are in it: take them out again."""
+        assert self._sandbox is not None
+        present = set(self.session.files.values_list("path", flat=True))
+        removed = Event.objects.filter(
+            session=self.session, type="file_removed", created_at__gt=snapshot.created_at
+        )
+        for payload in removed.values_list("payload", flat=True):
+            for path in payload.get("paths", []):
+                if path not in present:
+                    self._sandbox.files.remove(path)
 
     def run(self, code: str, **handlers: Any) -> Execution:
         """Run a cell, in a replaced sandbox if the session's one vanished since we connected.

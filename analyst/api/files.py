@@ -1,14 +1,16 @@
-"""A session's files: upload a CSV, list what the panel shows, download one."""
+"""A session's files: upload one, list what the panel shows, download, correct how an upload is
+read, delete one."""
 
 from __future__ import annotations
 
+import json
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from analyst import session_files, sessions, uploads
+from analyst import file_reports, session_files, sessions, uploads
 from analyst.api.auth import ApiError, api_view, error_response
 from analyst.artifacts import StorageFull
 from analyst.models import AnalysisSession, DataFile
@@ -20,18 +22,50 @@ def files(request: HttpRequest, session_id: str) -> HttpResponse:
     session = sessions.get_owned(request.user, session_id)
     if request.method == "GET":
         base = f"/api/sessions/{session.id}/files"
-        return listing(session, f"{base}/download", retry_base=base)
+        return listing(session, f"{base}/download", owner_base=base)
     return upload(request, session)
 
 
-def listing(session: AnalysisSession, download_base: str, *, retry_base: str | None = None) -> JsonResponse:
-    """With ``retry_base`` (the owner's listing), a failed upload carries the URL that retries it."""
+def listing(session: AnalysisSession, download_base: str, *, owner_base: str | None = None) -> JsonResponse:
+    """With ``owner_base`` (the owner's listing), an upload carries the URLs that delete it and
+    change how it is read, and a failed one the URL that retries it."""
     entries = session_files.listing(session)
     for entry in entries:
         entry["download_url"] = f"{download_base}?{urlencode({'path': entry['path']})}"
-        if retry_base and entry.get("status") == "failed":
-            entry["retry_url"] = f"{retry_base}/{entry['id']}/retry"
-    return JsonResponse({"files": entries, "max_upload": settings.ANALYST_MAX_UPLOAD})
+        if owner_base and entry["kind"] == "upload":
+            entry["delete_url"] = f"{owner_base}/{entry['id']}"
+            entry["options_url"] = f"{owner_base}/{entry['id']}/options"
+            if entry.get("status") == "failed":
+                entry["retry_url"] = f"{owner_base}/{entry['id']}/retry"
+    body = {"files": entries, "max_upload": settings.ANALYST_MAX_UPLOAD, "accept": list(uploads.EXTENSIONS)}
+    return JsonResponse(body)
+
+
+@api_view
+@require_http_methods(["DELETE"])
+def file(request: HttpRequest, session_id: str, file_id: int) -> HttpResponse:
+    """Delete an upload: from the sandbox, our storage and the session (owner only)."""
+    session = sessions.get_owned(request.user, session_id)
+    uploads.do_delete(session=session, file_id=file_id)
+    return JsonResponse({"deleted": file_id})
+
+
+@api_view
+@require_POST
+def read_options(request: HttpRequest, session_id: str, file_id: int) -> HttpResponse:
+    """Read an upload again with the delimiter, encoding, decimal mark, header row or sheet the
+    user chose (JSON; null for "detect"): 202, and a new ``file_added`` once it is described."""
+    session = sessions.get_owned(request.user, session_id)
+    try:
+        options = json.loads(request.body or b"{}")
+        data_file = uploads.do_set_read_options(session=session, file_id=file_id, options=options)
+    except ValueError:
+        raise ApiError(400, "invalid_request", "send the options as a JSON object") from None
+    except uploads.BadOptions as exc:
+        raise ApiError(400, "invalid_options", str(exc)) from None
+    except uploads.StillReading as exc:
+        raise ApiError(409, "still_reading", str(exc)) from None
+    return placement_answer(data_file, file_reports.upload_entry(data_file))
 
 
 @api_view
@@ -43,7 +77,7 @@ def retry(request: HttpRequest, session_id: str, file_id: int) -> HttpResponse:
         data_file = uploads.do_retry_placement(session=session, file_id=file_id)
     except uploads.PlacementNotFailed as exc:
         raise ApiError(409, "not_failed", str(exc)) from None
-    return placement_answer(data_file, uploads.placement_dict(data_file))
+    return placement_answer(data_file, file_reports.upload_entry(data_file))
 
 
 @api_view
@@ -79,7 +113,7 @@ def upload(request: HttpRequest, session: AnalysisSession) -> JsonResponse:
         raise ApiError(400, "upload_refused", str(exc)) from None
     except StorageFull as exc:
         raise ApiError(507, exc.code, str(exc)) from None
-    return placement_answer(data_file, uploads.file_dict(data_file))
+    return placement_answer(data_file, file_reports.upload_entry(data_file))
 
 
 def placement_answer(data_file: DataFile, described: dict[str, object]) -> JsonResponse:

@@ -39,7 +39,8 @@ def test_the_owner_retries_a_failed_file(api, session, media, django_capture_on_
     assert len(enqueued) == 1  # the placement, sent once the claim is committed
     data_file.refresh_from_db()
     assert (data_file.placement, data_file.placement_error) == ("placing", "")
-    assert "status" not in api.get(f"/api/sessions/{session.id}/files").json()["files"][0]
+    (listed,) = api.get(f"/api/sessions/{session.id}/files").json()["files"]
+    assert (listed["status"], "retry_url" in listed) == ("placing", False)
 
 
 @pytest.mark.parametrize("placement", ["placing", "ready"])

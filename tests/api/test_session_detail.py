@@ -57,17 +57,21 @@ def test_files_panel_lists_and_downloads_uploads_without_a_sandbox(api, session,
     data_file.stored.save("a.csv", ContentFile(b"a\n1\n"))
     body = api.get(f"/api/sessions/{session.id}/files").json()
     assert body["max_upload"] > 0
-    assert body["files"] == [
-        {
-            "path": "data/a.csv",
-            "name": "a.csv",
-            "size": 4,
-            "rows": 1,
-            "columns": 1,
-            "kind": "upload",
-            "download_url": f"/api/sessions/{session.id}/files/download?path=data%2Fa.csv",
-        }
-    ]
+    (listed,) = body["files"]
+    base = f"/api/sessions/{session.id}/files"
+    assert {key: listed[key] for key in ("path", "name", "size", "rows", "columns", "kind")} == {
+        "path": "data/a.csv",
+        "name": "a.csv",
+        "size": 4,
+        "rows": 1,
+        "columns": 1,
+        "kind": "upload",
+    }
+    assert listed["download_url"] == f"{base}/download?path=data%2Fa.csv"
+    assert (listed["delete_url"], listed["options_url"]) == (
+        f"{base}/{data_file.id}",
+        f"{base}/{data_file.id}/options",
+    )
     download = api.get(body["files"][0]["download_url"])
     assert download.status_code == 200 and b"".join(download) == b"a\n1\n"
     assert download["Content-Length"] == "4"

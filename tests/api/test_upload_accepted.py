@@ -17,12 +17,22 @@ def test_a_good_csv_is_202_with_its_record(api, session, media):
     assert response.json() == {
         "file": {
             "id": data_file.id,
+            "kind": "upload",
             "name": "sales 2024_Q3-final.csv",
             "path": "data/sales 2024_Q3-final.csv",
             "size": len(CSV),
+            "status": "placing",  # described once the sandbox has read it (a file_added event)
+            "error": "",
             "rows": None,
             "columns": None,
             "summary": "",
+            "format": None,
+            "compression": None,
+            "sheets": None,
+            "tables": [],
+            "notes": [],
+            "read_error": "",
+            "options": {},
         }
     }
     assert data_file.session == session
