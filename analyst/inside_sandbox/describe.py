@@ -426,51 +426,27 @@ def _table(path: str, sheet: str | None = None) -> dict:
 
 
 def _csv_table(path, compression, load_compression, options, limits, budget, notes) -> dict:
-    import codecs
-
+    """One delimited-text table: detect, build the read_csv call, prove it on the sample, and
+    count the rows of a file larger than the sample."""
     table = _table(path)
     head, extra, whole = _text_samples(path, compression, limits["sample_bytes"])
     encoding = _chosen_encoding(options.get("encoding"), head, extra)
+    layout = _csv_layout(head, encoding, whole, options)
     count = None
     if not whole:  # the pass over every byte also proves the encoding (an accented char at 900 MB)
-        count = _count_lines(path, compression, encoding, budget)
+        count = _count_lines(path, compression, encoding, budget, blanks=layout["blanks"])
         if count["bad_offset"] is not None and not options.get("encoding"):
             encoding = _encoding_after_bad_byte(path, compression, count, head, notes)
-    text = _decode_head(head, encoding, whole)
-    delimiter = _chosen_delimiter(options.get("delimiter"), text, whole)
-    records = _records(text, delimiter, whole)
-    start, header = _header_position(records, lambda value: value, options.get("header_row"))
-    skip = records[start][0] if records and start < len(records) else 0
-    blank_skipped = sum(1 for line, fields in records if line < skip and not fields)
-    data = [fields for line, fields in records if line > skip and any(f.strip() for f in fields)]
-    decimal, thousands = _number_style(data, delimiter)
-    if options.get("decimal"):
-        decimal = _chosen_decimal(options["decimal"])
-        if thousands == decimal:
-            thousands = None
-    kwargs = {}
-    if delimiter != ",":
-        kwargs["sep"] = delimiter
-    if decimal != ".":
-        kwargs["decimal"] = decimal
-    if thousands:
-        kwargs["thousands"] = thousands
-    if codecs.lookup(encoding).name != "utf-8":
-        kwargs["encoding"] = encoding
-    if load_compression:
-        kwargs["compression"] = load_compression
-    if skip:
-        kwargs["skiprows"] = skip
-    if not header:
-        kwargs["header"] = None
+            layout = _csv_layout(head, encoding, whole, options)
+    kwargs = _csv_arguments(layout, encoding, load_compression)
     table["detected"] = {
         "encoding": encoding,
-        "delimiter": delimiter,
-        "decimal": decimal,
-        "thousands": thousands,
-        "header_row": skip if header else "none",
+        "delimiter": layout["delimiter"],
+        "decimal": layout["decimal"],
+        "thousands": layout["thousands"],
+        "header_row": layout["skip"] if layout["header"] else "none",
     }
-    line_bytes = max(1, len(head) // max(1, text.count("\n")))
+    line_bytes = max(1, len(head) // max(1, layout["text"].count("\n")))
     nrows = max(
         100, min(limits["sample_rows"], limits["sample_bytes"] * _CSV_SAMPLE_BYTES_FACTOR // line_bytes)
     )
@@ -478,30 +454,81 @@ def _csv_table(path, compression, load_compression, options, limits, budget, not
     table["load"] = _call("pd.read_csv", path, kwargs)
     _fill_from_frame(table, frame, limits, notes)
     if len(frame) < nrows:
-        table["rows"] = len(frame)
+        table["rows"] = len(frame)  # the whole file was read: exact
         return table
     table["sampled"], table["sample_rows"] = True, nrows
     if count is None:
-        count = _count_lines(path, compression, encoding, budget)
-    multiline = any("\n" in field or "\r" in field for _, fields in records for field in fields)
-    lines = count["lines"] - (count["blank"] - blank_skipped) - skip - (1 if header else 0)
+        count = _count_lines(path, compression, encoding, budget, blanks=layout["blanks"])
+    blank = count["blank"] - (layout["blank_skipped"] if layout["blanks"] else 0)
+    rows = count["lines"] - blank - layout["skip"] - (1 if layout["header"] else 0)
     if count["bytes_read"] < count["size"]:
-        lines = int(lines * count["size"] / max(1, count["bytes_read"]))
+        rows = int(rows * count["size"] / max(1, count["bytes_read"]))
         table["rows_exact"] = False
         notes.append(
-            f"rows of {path} are estimated: counting every line took longer than the time budget, so the count is scaled from the first {_size(count['bytes_read'])}"
+            f"rows of {path} are estimated: counting every line would take longer than the time budget, "
+            f"so the count of the first {_size(count['bytes_read'])} is scaled to the whole file"
         )
     elif not count["blank_exact"]:
         table["rows_exact"] = False
         notes.append(f"rows of {path} are estimated: runs of blank lines make the count approximate")
-    if multiline:
-        lines = int(lines * len(records) / max(1, records[-1][0] + 1))
+    if layout["multiline"]:
+        records = layout["records"]
+        rows = int(rows * len(records) / max(1, records[-1][0] + 1))
         table["rows_exact"] = False
         notes.append(
             f"rows of {path} are estimated: some quoted values span several lines, so lines are not rows"
         )
-    table["rows"] = max(lines, len(frame))
+    table["rows"] = max(rows, len(frame))
     return table
+
+
+def _csv_layout(head: bytes, encoding: str, whole: bool, options: dict) -> dict:
+    """What the sample shows: delimiter, where the header is, number style, blank lines."""
+    text = _decode_head(head, encoding, whole)
+    delimiter = _chosen_delimiter(options.get("delimiter"), text, whole)
+    records = _records(text, delimiter, whole)
+    start, header = _header_position(records, lambda value: value, options.get("header_row"))
+    skip = records[start][0] if records and start < len(records) else 0
+    data = [fields for line, fields in records if line > skip and any(f.strip() for f in fields)]
+    decimal, thousands = _number_style(data, delimiter)
+    if options.get("decimal"):
+        decimal = _chosen_decimal(options["decimal"])
+        if thousands == decimal:
+            thousands = None
+    return {
+        "text": text,
+        "delimiter": delimiter,
+        "records": records,
+        "skip": skip,
+        "header": header,
+        "decimal": decimal,
+        "thousands": thousands,
+        "blank_skipped": sum(1 for line, fields in records if line < skip and not fields),
+        "blanks": any(not fields for line, fields in records if line > skip),
+        "multiline": any("\n" in field or "\r" in field for _, fields in records for field in fields),
+    }
+
+
+def _csv_arguments(layout: dict, encoding: str, load_compression: str | None) -> dict:
+    """read_csv's arguments for ``layout``: only those that differ from pandas' defaults."""
+    import codecs
+
+    kwargs = {}
+    if layout["delimiter"] != ",":
+        kwargs["sep"] = layout["delimiter"]
+    if layout["decimal"] != ".":
+        kwargs["decimal"] = layout["decimal"]
+    if layout["thousands"]:
+        kwargs["thousands"] = layout["thousands"]
+    if codecs.lookup(encoding).name != "utf-8":
+        kwargs["encoding"] = encoding
+    if load_compression:
+        kwargs["compression"] = load_compression
+    if layout["skip"]:
+        kwargs["skiprows"] = layout["skip"]
+    if not layout["header"]:
+        kwargs["header"] = None
+    return kwargs
 
 
 def _text_samples(path: str, compression: str | None, sample_bytes: int) -> tuple[bytes, bytes, bool]:
@@ -866,70 +893,117 @@ def _read_csv_checked(path: str, kwargs: dict, nrows: int, encoding: str, notes:
         return pd.read_csv(path, nrows=nrows, **kwargs), kwargs
 
 
-def _count_lines(path: str, compression: str | None, encoding: str, budget: _Budget) -> dict:
-    """Count lines over the raw bytes in large chunks (bytes.count is C speed), proving UTF-8
-    on the way; stop when the time budget runs out, saying how far it got."""
+def _count_lines(
+    path: str, compression: str | None, encoding: str, budget: _Budget, *, blanks: bool = True
+) -> dict:
+    """Count lines and blank lines over the raw bytes in large chunks (bytes.count runs at C
+    speed), proving UTF-8 on the way; stop when the time budget runs out, saying how far it
+    got (bytes_read of size, both counted in the file as stored)."""
     import codecs
+    import gzip
     import os
 
-    size = os.path.getsize(path)
-    wide = codecs.lookup(encoding).name.startswith(("utf-16", "utf-32"))
-    check_utf8 = codecs.lookup(encoding).name in ("utf-8", "utf-8-sig") or encoding == "utf-8-sig"
-    decoder = (
-        codecs.getincrementaldecoder("utf-16" if encoding == "utf-16" else encoding)()
-        if wide or check_utf8
-        else None
-    )
-    reserve = min(2.0, 0.25 * max(0.0, budget.left()))
-    result = {"lines": 0, "blank": 0, "blank_exact": True, "bytes_read": 0, "size": size, "bad_offset": None}
-    import gzip
-
+    name = codecs.lookup(encoding).name
+    result = {
+        "lines": 0,
+        "blank": 0,
+        "blank_exact": True,
+        "bytes_read": 0,
+        "size": os.path.getsize(path),
+        "bad_offset": None,
+    }
+    reserve = min(2.0, 0.25 * max(0.0, budget.left()))  # for parsing the sample afterwards
     with open(path, "rb") as raw:
         file = gzip.GzipFile(fileobj=raw, mode="rb") if compression == "gzip" else raw
-        offset = 0
-        tail = "\n" if wide else b"\n"  # a line before the first: leading blank lines count too
-        last = b"\n"
-        while True:
-            chunk = file.read(_COUNT_CHUNK)
-            if not chunk:
-                break
-            if wide:
-                text = decoder.decode(chunk)
-                window = tail + text
-                result["lines"] += text.count("\n")
-                result["blank"] += (
-                    window.count("\n\n") + window.count("\n\r\n") - tail.count("\n\n") - tail.count("\n\r\n")
-                )
-                result["blank_exact"] &= "\n\n\n" not in window and "\n\r\n\r\n" not in window
-                tail = window[-2:]
-                if text:
-                    last = text[-1:].encode()
-            else:
-                if decoder is not None and result["bad_offset"] is None and not chunk.isascii():
-                    try:
-                        decoder.decode(chunk)
-                    except UnicodeDecodeError as exc:
-                        result["bad_offset"] = offset + exc.start
-                        decoder = None
-                window = tail + chunk
-                result["lines"] += chunk.count(b"\n")
-                result["blank"] += (
-                    window.count(b"\n\n")
-                    + window.count(b"\n\r\n")
-                    - tail.count(b"\n\n")
-                    - tail.count(b"\n\r\n")
-                )
-                if b"\n\n\n" in window or b"\n\r\n\r\n" in window:
-                    result["blank_exact"] = False
-                tail = window[-2:]
-                last = chunk[-1:]
-            offset += len(chunk)
-            result["bytes_read"] = raw.tell()
-            if budget.left() < reserve:
-                break
-    if result["bytes_read"] >= size and last not in (b"\n", b""):
-        result["lines"] += 1  # a last line without a newline
+        if name.startswith(("utf-16", "utf-32")):
+            _count_text_lines(file, raw, codecs.getincrementaldecoder(encoding)(), result, budget, reserve)
+        else:
+            _count_byte_lines(file, raw, name in ("utf-8", "utf-8-sig"), blanks, result, budget, reserve)
     return result
+
+
+def _count_byte_lines(
+    file, raw, utf8: bool, blanks: bool, result: dict, budget: _Budget, reserve: float
+) -> None:
+    """Newlines counted with numpy over a reused buffer; UTF-8 proven chunk by chunk (a chunk of
+    pure ASCII at no cost); blank lines counted only when the sample showed some between rows
+    (``blanks``), since that costs more than the count itself."""
+    import numpy as np
+
+    buffer = bytearray(_COUNT_CHUNK)
+    offset, edge, carry = 0, b"\n", b""  # edge: a line before the first (leading blank lines count)
+    blank, triple = b"\n\n", b"\n\n\n"
+    while True:
+        size = file.readinto(buffer)
+        if not size:
+            break
+        chunk = memoryview(buffer)[:size]
+        if offset == 0 and b"\r\n" in buffer[: min(size, 65536)]:
+            blank, triple = b"\n\r\n", b"\n\r\n\r\n"
+        if (
+            utf8
+            and result["bad_offset"] is None
+            and not (buffer.isascii() if size == len(buffer) else bytes(chunk).isascii())
+        ):
+            try:
+                carry = _utf8_prove(chunk, carry)
+            except UnicodeDecodeError as exc:
+                result["bad_offset"] = max(0, offset + exc.start - len(carry))
+        result["lines"] += int(np.count_nonzero(np.frombuffer(chunk, np.uint8) == 10))
+        if blanks:
+            whole = buffer if size == len(buffer) else bytes(chunk)
+            seam = edge + bytes(chunk[:4])  # a blank line split across two chunks
+            found = whole.count(blank) + seam.count(blank) - edge.count(blank) - bytes(chunk[:4]).count(blank)
+            result["blank"] += found
+            if found and (triple in seam or triple in whole):
+                result["blank_exact"] = False  # runs of blank lines: counted approximately
+        edge = bytes(chunk[-64:])
+        offset += size
+        result["bytes_read"] = raw.tell()
+        if budget.left() < reserve:
+            break
+    del chunk  # the buffer's view, released before the buffer
+    if result["bytes_read"] < result["size"] or not offset:
+        return
+    if edge[-1:] != b"\n":
+        result["lines"] += 1  # a last line without a newline
+    elif not blanks:
+        result["blank"] += edge[len(edge.rstrip(b"\r\n")) :].count(b"\n") - 1  # blank lines at the end
+
+
+def _utf8_prove(chunk, carry: bytes) -> bytes:
+    """Decode ``chunk`` as UTF-8 (after the ``carry`` of an unfinished character); return the
+    new carry. Raises UnicodeDecodeError at the first byte that is not UTF-8."""
+    import codecs
+
+    start = 0
+    if carry:
+        joined = carry + bytes(chunk[:4])
+        _, used = codecs.utf_8_decode(joined, "strict", False)
+        start = max(0, used - len(carry))
+    _, used = codecs.utf_8_decode(chunk[start:], "strict", False)
+    return bytes(chunk[start + used :])
+
+
+def _count_text_lines(file, raw, decoder, result: dict, budget: _Budget, reserve: float) -> None:
+    """UTF-16 and UTF-32: a newline is not one byte, so count in decoded text."""
+    edge, last = "\n", "\n"
+    while chunk := file.read(_COUNT_CHUNK):
+        text = decoder.decode(chunk)
+        window = edge + text
+        result["lines"] += text.count("\n")
+        result["blank"] += (
+            window.count("\n\n") + window.count("\n\r\n") - edge.count("\n\n") - edge.count("\n\r\n")
+        )
+        if "\n\n\n" in window or "\n\r\n\r\n" in window:
+            result["blank_exact"] = False
+        edge = window[-2:]
+        last = text[-1:] or last
+        result["bytes_read"] = raw.tell()
+        if budget.left() < reserve:
+            break
+    if result["bytes_read"] >= result["size"] and last != "\n":
+        result["lines"] += 1
 
 
 # --- JSON ---------------------------------------------------------------------------------------
