@@ -28,6 +28,10 @@ export class Api {
     return this.request("PATCH", url, body);
   }
 
+  delete(url) {
+    return this.request("DELETE", url);
+  }
+
   /** The response's JSON; throws ApiError for a non-2xx answer or a network failure. */
   async request(method, url, body) {
     const headers = { Accept: "application/json" };
