@@ -1,8 +1,18 @@
-// The files panel: the session's uploads and the files its code wrote, with download links;
-// for the owner, uploading a CSV (button or drag and drop) with a progress bar, and a Retry
-// button on an upload that could not be put in the sandbox.
+// The files panel: the session's uploads and the files its code wrote, with download links.
+// For the owner: uploading files of any accepted kind (button or drag and drop, several at
+// once, sent one after the other, each with its progress bar), then each upload's "Reading it
+// in the sandbox…" stage, what the sandbox found in it, its preview with a way to read it
+// differently, Delete, and Retry for one that could not be put in the sandbox.
 import { el } from "./dom.js";
-import { humanSize, tableShape } from "./format.js";
+import { FilePreview, formatLabel, tableLines } from "./file_preview.js";
+import { humanSize } from "./format.js";
+
+// The server's list (the listing's "accept") replaces this one once it has answered.
+// prettier-ignore
+const ACCEPT = [
+  ".csv", ".tsv", ".txt", ".xlsx", ".xlsm", ".xls", ".parquet", ".json", ".jsonl", ".ndjson",
+  ".feather", ".arrow",
+];
 
 export class FilesPanel {
   /** upload: {api, url, maxUpload} for the owner; null on a shared page. */
@@ -10,9 +20,13 @@ export class FilesPanel {
     Object.assign(this, { api, filesUrl, upload });
     this.loading = null; // the refresh in flight
     this.again = false; // another refresh was asked for meanwhile
-    this.placing = null; // the path of our upload that the sandbox is still reading
-    this.placingAgain = false; // ... after a Retry: its rows may be known from before
-    this.recheck = null; // the timer that lists again while an upload is still being placed
+    this.rows = new Map(); // key (see keyOf) → FileRow, kept across refreshes
+    this.entries = []; // the last listing, with what events told us since
+    this.queue = []; // files picked or dropped, not yet sent
+    this.sending = false;
+    this.fresh = null; // the key of our upload sent last: its preview opens once it is described
+    this.recheck = null; // the timer that lists again while an upload is still being read
+    this.rechecks = 0;
 
     this.list = el("ul", { class: "file-list" });
     this.message = el("p", { class: "files-message", attrs: { role: "status" } });
@@ -25,40 +39,49 @@ export class FilesPanel {
     this.element.append(this.list, this.message);
   }
 
+  get owner() {
+    return Boolean(this.upload);
+  }
+
   uploader() {
     this.input = el("input", {
       class: "upload-input",
       testid: "upload-input",
-      attrs: { type: "file", accept: ".csv,text/csv" },
+      attrs: { type: "file", multiple: "" },
     });
+    this.setAccept(ACCEPT);
     this.input.addEventListener("change", () => {
-      if (this.input.files.length) this.send(this.input.files[0]);
-      this.input.value = ""; // choosing the same file again still fires change
+      this.send([...this.input.files]);
+      this.input.value = ""; // choosing the same files again still fires change
     });
     this.limit = el("span", { class: "upload-limit" });
     this.showLimit();
-    this.progress = el("progress", {
-      class: "upload-progress",
-      testid: "upload-progress",
-      attrs: { max: "1", value: "0" },
-    });
-    this.progress.hidden = true;
-    this.uploadStatus = el("p", { class: "upload-status", attrs: { role: "status" } });
+    this.sends = el("ul", { class: "upload-items", testid: "upload-items" });
     return el(
       "div",
       { class: "uploader" },
-      el("label", { class: "upload-button" }, this.input, "Upload CSV"),
+      el("label", { class: "upload-button" }, this.input, "Upload files"),
       this.limit,
-      this.progress,
-      this.uploadStatus,
+      this.sends,
     );
   }
 
-  showLimit() {
-    this.limit.textContent = `CSV, up to ${humanSize(this.upload.maxUpload)} · or drop it on the page`;
+  /** Extensions the picker offers; a compressed "x.csv.gz" is offered through ".gz". */
+  setAccept(extensions) {
+    const offered = new Set(extensions);
+    if (extensions.some((ext) => ext.endsWith(".gz"))) offered.add(".gz");
+    if (!offered.has(".zip")) offered.add(".zip");
+    if (!offered.has(".gz")) offered.add(".gz");
+    this.input.setAttribute("accept", [...offered].join(","));
   }
 
-  /** Uploads a file dropped anywhere on the page (owner only). */
+  showLimit() {
+    this.limit.textContent =
+      `CSV, Excel, Parquet, JSON, Feather, zipped or gzipped; up to ${humanSize(this.upload.maxUpload)}` +
+      " each · or drop them on the page";
+  }
+
+  /** Uploads the files dropped anywhere on the page (owner only). */
   acceptDrops(target) {
     let depth = 0; // dragenter/dragleave fire for every child crossed
     const carriesFiles = (e) => e.dataTransfer?.types.includes("Files");
@@ -77,42 +100,47 @@ export class FilesPanel {
       e.preventDefault();
       depth = 0;
       document.body.classList.remove("dropping");
-      if (e.dataTransfer.files.length) this.send(e.dataTransfer.files[0]);
+      this.send([...e.dataTransfer.files]);
     });
   }
 
-  async send(file) {
+  /** Queue files for upload, each with its own line; they go one after the other. */
+  send(files) {
     const { maxUpload } = this.upload;
-    if (!/\.csv$/i.test(file.name)) return this.showUpload(`${file.name} is not a CSV file.`, true);
-    if (file.size > maxUpload) {
-      return this.showUpload(
-        `${file.name} is ${humanSize(file.size)}; the limit is ${humanSize(maxUpload)}.`,
-        true,
-      );
+    for (const file of files) {
+      const item = new UploadItem(file, () => item.element.remove());
+      this.sends.append(item.element);
+      if (file.size > maxUpload) {
+        item.fail(`${file.name} is ${humanSize(file.size)}; the limit is ${humanSize(maxUpload)}.`);
+      } else {
+        this.queue.push(item);
+      }
     }
-    this.progress.hidden = false;
-    this.progress.value = 0;
-    this.showUpload(`Uploading ${file.name} (${humanSize(file.size)})…`);
-    try {
-      const answer = await this.api.upload(
-        this.upload.url,
-        file,
-        (fraction) => (this.progress.value = fraction),
-      );
-      this.placing = answer?.file?.path ?? null;
-      this.placingAgain = false;
-      this.showUpload(`${file.name} uploaded; reading it in the sandbox…`);
-      this.refresh();
-    } catch (error) {
-      this.showUpload(error.message, true);
-    } finally {
-      this.progress.hidden = true;
-    }
+    this.sendNext();
   }
 
-  showUpload(text, isError = false) {
-    this.uploadStatus.textContent = text;
-    this.uploadStatus.classList.toggle("error", isError);
+  async sendNext() {
+    if (this.sending) return;
+    this.sending = true;
+    try {
+      while (this.queue.length) {
+        const item = this.queue.shift();
+        item.start();
+        try {
+          const answer = await this.api.upload(this.upload.url, item.file, (fraction) => item.progress(fraction));
+          if (answer?.file) {
+            this.fresh = keyOf(answer.file);
+            this.merge({ status: "placing", ...answer.file });
+          }
+          item.element.remove(); // its row in the list says how the reading goes
+        } catch (error) {
+          item.fail(error.message);
+        }
+        this.refresh();
+      }
+    } finally {
+      this.sending = false;
+    }
   }
 
   /** Lists the files again; calls during a refresh fold into one more after it. */
@@ -123,14 +151,15 @@ export class FilesPanel {
     }
     this.loading = this.api.get(this.filesUrl);
     try {
-      const { files, max_upload: maxUpload } = await this.loading;
-      this.recheckWhilePlacing(files);
-      this.list.replaceChildren(...files.map((file) => this.fileRow(file)));
+      const { files, max_upload: maxUpload, accept } = await this.loading;
+      this.entries = files;
+      this.render();
       this.message.textContent = files.length ? "" : "No files yet.";
       if (this.upload && maxUpload) {
         this.upload.maxUpload = maxUpload;
         this.showLimit();
       }
+      if (this.upload && Array.isArray(accept) && accept.length) this.setAccept(accept.map(String));
     } catch (error) {
       this.message.textContent = `Could not list the files: ${error.message}`;
     } finally {
@@ -142,93 +171,298 @@ export class FilesPanel {
     }
   }
 
-  /** A file_added event: an upload is in the sandbox and described. */
-  fileAdded({ path }) {
-    if (path && path === this.placing) {
-      this.placing = null;
-      this.showUpload(`${path} is ready.`);
+  /** What an answer of ours said of one file, shown before the next listing confirms it. */
+  merge(entry) {
+    const key = keyOf(entry);
+    const at = this.entries.findIndex((known) => keyOf(known) === key);
+    if (at >= 0) this.entries[at] = { ...this.entries[at], ...entry };
+    else this.entries = [{ kind: "upload", ...entry }, ...this.entries];
+    this.message.textContent = "";
+    this.render();
+  }
+
+  render() {
+    const keys = new Set();
+    const elements = this.entries.map((entry) => {
+      const key = keyOf(entry);
+      keys.add(key);
+      let row = this.rows.get(key);
+      if (!row) {
+        row = new FileRow(this, key);
+        this.rows.set(key, row);
+      }
+      if (this.fresh === key && entry.status !== "placing") {
+        this.fresh = null;
+        if (entry.status !== "failed") row.previewOpen = true;
+      }
+      row.show(entry);
+      return row.element;
+    });
+    for (const key of [...this.rows.keys()]) if (!keys.has(key)) this.rows.delete(key);
+    // Move only what moved: a row re-inserted would lose the focus of its open form.
+    elements.forEach((element, index) => {
+      if (this.list.children[index] !== element) this.list.insertBefore(element, this.list.children[index] ?? null);
+    });
+    while (this.list.children.length > elements.length) this.list.lastElementChild.remove();
+    this.recheckWhileReading();
+  }
+
+  /** An upload's event may not reach us (say, the socket was down): list again, for a while,
+   * until none is still being read. */
+  recheckWhileReading() {
+    clearTimeout(this.recheck);
+    this.recheck = null;
+    if (!this.entries.some((entry) => entry.kind === "upload" && entry.status === "placing")) {
+      this.rechecks = 0;
+      return;
     }
+    this.rechecks += 1;
+    if (this.rechecks <= MAX_RECHECKS) this.recheck = setTimeout(() => this.refresh(), RECHECK_MS);
+  }
+
+  /** A file_added event: an upload is in the sandbox and described (again, after new options).
+   * The listing says so with its URLs; an event replayed from the log may be an old one. */
+  fileAdded() {
+    this.refresh();
+  }
+
+  /** A file_removed event (from this page or another). */
+  fileRemoved(payload) {
+    if (payload?.id != null) this.forget(payload); // by path, a replayed event could hit a re-upload
     this.refresh();
   }
 
   /** An error event with code file_not_placed: the upload failed for good (until retried). */
-  fileNotPlaced({ message, file }) {
-    if (file?.path && file.path === this.placing) this.placing = null;
-    if (this.upload) this.showUpload(message, true);
+  fileNotPlaced() {
     this.refresh();
   }
 
-  /** Our upload may end without its event reaching us (file_added or the error that says it
-   * failed): list again, for a while, until it is described or failed. */
-  recheckWhilePlacing(files) {
-    clearTimeout(this.recheck);
-    this.recheck = null;
-    if (!this.placing) return;
-    const ours = files.find((file) => file.kind === "upload" && file.path === this.placing);
-    if (ours?.status === "failed") {
-      this.showUpload(`${ours.name} could not be put in the sandbox: ${ours.error}`, true);
-    }
-    if (!ours || ours.status === "failed" || (ours.rows != null && !this.placingAgain)) {
-      this.placing = null;
-      this.rechecks = 0;
-      return;
-    }
-    this.rechecks = (this.rechecks ?? 0) + 1;
-    if (this.rechecks <= MAX_RECHECKS) this.recheck = setTimeout(() => this.refresh(), RECHECK_MS);
+  forget({ id, path }) {
+    const gone = (entry) => (id != null ? entry.id === id : entry.path === path) && entry.kind !== "output";
+    this.entries = this.entries.filter((entry) => !gone(entry));
+    this.render();
+    if (!this.entries.length) this.message.textContent = "No files yet.";
   }
 
-  async retry(file, button) {
-    button.disabled = true;
-    button.textContent = "Retrying…";
-    try {
-      await this.api.post(file.retry_url);
-      this.placing = file.path;
-      this.placingAgain = true;
-      this.showUpload(`Putting ${file.name} in the sandbox again…`);
-    } catch (error) {
-      this.showUpload(error.message, true);
-    }
+  async retry(entry) {
+    await this.api.post(entry.retry_url);
+    this.fresh = keyOf(entry);
+    this.merge({ ...entry, status: "placing", error: "" });
     this.refresh();
   }
 
-  fileRow(file) {
-    const { name, path, size, rows, columns, kind, status, error, download_url: href } = file;
-    const details = [humanSize(size), tableShape(rows, columns)].filter(Boolean).join(" · ");
-    const row = el(
+  async remove(entry) {
+    await this.api.delete(entry.delete_url);
+    this.forget(entry);
+    this.refresh();
+  }
+
+  async reread(entry, options) {
+    const answer = await this.api.post(entry.options_url, options);
+    this.merge({ ...entry, ...(answer?.file ?? {}), status: "placing" });
+    this.refresh();
+  }
+}
+
+/** An upload's id once the server has given it one; its path before that (and for outputs). */
+function keyOf(entry) {
+  if (entry.kind === "output") return `output:${entry.path}`;
+  return entry.id != null ? `upload:${entry.id}` : `path:${entry.path}`;
+}
+
+/** One file being sent: its name, progress bar and then what went wrong, if anything. */
+class UploadItem {
+  constructor(file, dismiss) {
+    this.file = file;
+    this.bar = el("progress", { class: "upload-progress", testid: "upload-progress", attrs: { max: "1", value: "0" } });
+    this.status = el("span", { class: "upload-item-status", text: "Waiting to upload…" });
+    this.dismiss = el("button", {
+      class: "upload-dismiss",
+      text: "×",
+      attrs: { type: "button", "aria-label": `Dismiss ${file.name}` },
+    });
+    this.dismiss.hidden = true;
+    this.dismiss.addEventListener("click", dismiss);
+    this.element = el(
       "li",
-      { class: "file-row", testid: "file-row" },
-      el("div", { class: "file-name", text: name, attrs: { title: path } }),
+      { class: "upload-item", testid: "upload-item" },
+      el("span", { class: "upload-item-name", text: file.name }),
+      this.dismiss,
+      this.bar,
+      this.status,
+    );
+  }
+
+  start() {
+    this.status.textContent = `Uploading ${humanSize(this.file.size)}…`;
+  }
+
+  progress(fraction) {
+    this.bar.value = fraction;
+    if (fraction >= 1) this.status.textContent = `Uploaded; the server is storing it…`;
+  }
+
+  fail(message) {
+    this.bar.hidden = true;
+    this.element.classList.add("error");
+    this.element.dataset.testid = "upload-failed";
+    this.status.textContent = message;
+    this.status.setAttribute("role", "alert");
+    this.dismiss.hidden = false;
+  }
+}
+
+/** One file of the list; it keeps its preview's state (open, which table) across refreshes. */
+class FileRow {
+  constructor(panel, key) {
+    Object.assign(this, { panel, key });
+    this.element = el("li", { class: "file-row", testid: "file-row" });
+    this.previewOpen = false;
+    this.tableIndex = 0;
+    this.shown = null; // the entry as last drawn, to redraw only on a change
+  }
+
+  show(entry) {
+    const drawn = JSON.stringify([entry, this.previewOpen]);
+    if (drawn === this.shown) return;
+    this.shown = drawn;
+    this.entry = entry;
+    this.draw();
+  }
+
+  draw() {
+    const { entry } = this;
+    const { name, path, size, kind, status, download_url: href } = entry;
+    const upload = kind !== "output";
+    const reading = upload && status === "placing";
+    const row = this.element;
+    row.dataset.kind = kind ?? "upload";
+    row.dataset.status = status ?? "";
+    row.dataset.fileId = entry.id ?? "";
+    const details = [humanSize(size), upload ? formatLabel(entry) : ""].filter(Boolean).join(" · ");
+    const parts = [
+      el("div", { class: "file-name", testid: "file-name", text: name, attrs: { title: path } }),
       el(
         "div",
         { class: "file-details" },
-        el("span", { class: `file-kind ${kind}`, text: kind === "output" ? "output" : "upload" }),
+        el("span", { class: `file-kind ${kind}`, text: upload ? "upload" : "output" }),
         el("span", { text: details }),
       ),
-      el("a", { class: "file-download", text: "Download", attrs: { href, download: name } }),
-    );
-    row.dataset.kind = kind;
-    if (status) row.dataset.status = status;
-    if (kind === "upload" && path === this.placing && status !== "failed") {
-      row.append(el("div", { class: "file-placement", text: "Reading it into the sandbox…" }));
+    ];
+    if (href) parts.push(el("a", { class: "file-download", text: "Download", attrs: { href, download: name } }));
+    if (reading) {
+      parts.push(
+        el("div", { class: "file-placement", testid: "file-reading", text: `Reading ${name} in the sandbox…` }),
+      );
     } else if (status === "failed") {
-      const why = el("div", {
-        class: "file-placement failed",
-        testid: "file-failed",
-        text: `Not in the sandbox: ${error || "it could not be placed"}`,
-      });
-      row.append(why);
-      if (file.retry_url) {
-        const button = el("button", {
-          class: "file-retry",
-          testid: "file-retry",
-          text: "Retry",
-          attrs: { type: "button" },
-        });
-        button.addEventListener("click", () => this.retry(file, button));
-        row.append(button);
-      }
+      parts.push(this.failed());
+    } else if (upload) {
+      parts.push(...this.facts());
     }
-    return row;
+    const actions = this.actions(reading);
+    if (actions.childElementCount) parts.push(actions);
+    this.problem = el("p", { class: "file-problem", testid: "file-problem", attrs: { role: "alert" } });
+    parts.push(this.problem);
+    if (upload && !reading && this.previewOpen && entry.tables?.length) parts.push(this.preview());
+    row.replaceChildren(...parts);
+  }
+
+  /** The shape of each table and what was detected; a file that could not be read says why. */
+  facts() {
+    const { entry } = this;
+    const parts = [];
+    if (entry.read_error) {
+      parts.push(el("div", { class: "file-read-error", testid: "file-read-error", text: entry.read_error }));
+    }
+    const lines = tableLines(entry);
+    if (lines.length) {
+      const list = el("ul", { class: "file-tables", testid: "file-tables" });
+      for (const { label, text, error } of lines) {
+        const item = el("li", { class: "file-table", testid: "file-table" });
+        if (label) item.append(el("span", { class: "file-table-label", text: `${label}:` }), " ");
+        if (text) item.append(el("span", { class: "file-table-shape", text }));
+        if (error) item.append(el("span", { class: "file-table-error", text: error }));
+        list.append(item);
+      }
+      parts.push(list);
+    }
+    for (const note of entry.notes ?? []) {
+      parts.push(el("div", { class: "file-note-line", testid: "file-notes", text: String(note) }));
+    }
+    return parts;
+  }
+
+  failed() {
+    const { entry } = this;
+    const box = el("div", { class: "file-placement failed" });
+    box.append(
+      el("div", {
+        testid: "file-failed",
+        text: `Not in the sandbox: ${entry.error || "it could not be placed"}`,
+      }),
+    );
+    return box;
+  }
+
+  actions(reading) {
+    const { entry, panel } = this;
+    const bar = el("div", { class: "file-actions" });
+    if (entry.kind === "output") return bar;
+    if (!reading && entry.tables?.length) {
+      const toggle = el("button", {
+        class: "file-action",
+        testid: "file-preview-toggle",
+        text: "Preview",
+        attrs: { type: "button", "aria-expanded": String(this.previewOpen) },
+      });
+      toggle.addEventListener("click", () => {
+        this.previewOpen = !this.previewOpen;
+        this.show(this.entry);
+      });
+      bar.append(toggle);
+    }
+    if (panel.owner && entry.status === "failed" && entry.retry_url) {
+      bar.append(this.button("Retry", "file-retry", "Retrying…", () => panel.retry(entry), "file-retry"));
+    }
+    if (panel.owner && entry.delete_url) {
+      const remove = () => {
+        if (!window.confirm(`Delete ${entry.name}? It goes from the sandbox and from storage.`)) return null;
+        return panel.remove(entry);
+      };
+      bar.append(this.button("Delete", "file-delete", "Deleting…", remove, "file-action danger"));
+    }
+    return bar;
+  }
+
+  /** A button that runs `act` (a promise, or null when the person thought better of it). */
+  button(text, testid, busy, act, className) {
+    const button = el("button", { class: className, testid, text, attrs: { type: "button" } });
+    button.addEventListener("click", async () => {
+      this.problem.textContent = "";
+      const running = act();
+      if (!running) return;
+      button.disabled = true;
+      button.textContent = busy;
+      try {
+        await running;
+      } catch (error) {
+        this.problem.textContent = error.message;
+        button.disabled = false;
+        button.textContent = text;
+      }
+    });
+    return button;
+  }
+
+  preview() {
+    const { entry, panel } = this;
+    const editable = panel.owner && entry.options_url;
+    const preview = new FilePreview(entry, {
+      tableIndex: this.tableIndex,
+      onPick: (index) => (this.tableIndex = index),
+      onApply: editable ? (options) => panel.reread(entry, options) : null,
+    });
+    return preview.element;
   }
 }
 

@@ -21,7 +21,9 @@ const turns = new Turns();
 const status = new StatusBar(turns);
 
 const transcriptElement = el("div", { class: "transcript", testid: "transcript", attrs: { role: "log" } });
-transcriptElement.dataset.empty = owner ? "Upload a CSV, then ask a question about it." : "Nothing here yet.";
+transcriptElement.dataset.empty = owner
+  ? "Upload your data (CSV, Excel, Parquet, JSON…), then ask a question about it."
+  : "Nothing here yet.";
 const transcript = new Transcript(transcriptElement, { artifactBase: config.artifactBase });
 
 const files = config.filesUrl
@@ -87,6 +89,7 @@ new EventStream({
     transcript.apply(event);
     turns.apply(event);
     if (event.type === "file_added") files?.fileAdded(event.payload);
+    else if (event.type === "file_removed") files?.fileRemoved(event.payload);
     else if (event.type === "error" && event.payload?.code === "file_not_placed") files?.fileNotPlaced(event.payload);
     else if (TURN_ENDS.has(event.type)) {
       files?.refresh();
