@@ -21,10 +21,16 @@ export class Transcript {
     this.ownCell = null; // the user's own cell of this turn: where untagged outputs go
     this.running = null; // the cell whose code is running, until an event in ENDS_CELL
     this.streaming = null; // the assistant message being streamed: {box, text}
+    this.waiting = null; // "Reading ventes.csv…" while a turn waits for its uploads: {turn, box}
+    this.described = new Set(); // ids of uploads whose file_added has been shown
   }
 
-  apply({ type, payload = {} }) {
+  apply({ type, turn, payload = {} }) {
     if (ENDS_CELL.has(type)) this.settle();
+    if (this.waiting && type !== "files_waiting" && turn != null && turn === this.waiting.turn) {
+      this.waiting.box.hidden = true; // the turn goes on: its files are read (or failed)
+      this.waiting = null;
+    }
     switch (type) {
       case "user_message":
         this.stopStreaming();
@@ -61,13 +67,17 @@ export class Transcript {
       case "forked":
         return this.notice(payload.text ?? "", type);
       case "file_added":
+        return this.fileAdded(payload);
+      case "file_removed":
         return this.add(
           el("div", {
             class: "notice file-note",
-            testid: "file-added",
-            text: `Uploaded ${payload.path ?? payload.name}${shape(payload)}`,
+            testid: "file-removed",
+            text: `Deleted ${payload.path ?? payload.name ?? "a file"}`,
           }),
         );
+      case "files_waiting":
+        return this.filesWaiting(turn, payload);
       case "turn_done":
         this.endTurn();
         return this.usage(payload.usage);
@@ -170,6 +180,32 @@ export class Transcript {
     else this.add(box);
   }
 
+  /** An upload described; a second time for the same file, after the owner's corrections. */
+  fileAdded(payload) {
+    const again = payload.id != null && this.described.has(payload.id);
+    if (payload.id != null) this.described.add(payload.id);
+    const name = payload.path ?? payload.name;
+    const text = payload.read_error
+      ? `${again ? "Read again" : "Uploaded"} ${name}, which could not be read: ${payload.read_error}`
+      : `${again ? "Read again" : "Uploaded"} ${name}${shape(payload)}`;
+    this.add(el("div", { class: "notice file-note", testid: "file-added", text }));
+  }
+
+  /** A quiet line while the turn waits for uploads still being put in the sandbox. */
+  filesWaiting(turn, { files = [] }) {
+    const names = files.map((file) => file.name ?? file.path).filter(Boolean);
+    if (this.waiting) this.waiting.box.hidden = true;
+    const box = el("div", {
+      class: "notice files-waiting",
+      testid: "files-waiting",
+      text: `Reading ${names.join(", ") || "the uploads"}…`,
+      attrs: { role: "status" },
+    });
+    box.dataset.type = "files_waiting";
+    this.add(box);
+    this.waiting = { turn, box };
+  }
+
   /** The small print under a turn that called the model: its tokens and their cost. */
   usage(spent) {
     if (!spent?.calls) return;
@@ -197,7 +233,13 @@ function markdown(text) {
   return el("div", { class: "markdown" }, markdownFragment(text));
 }
 
-function shape({ rows, columns }) {
+/** " (3 rows × 2 columns)"; a workbook or a zip names its tables: " (2 sheets: a, b)". */
+function shape({ rows, columns, tables = [], format }) {
+  if (tables?.length > 1) {
+    const what = format === "excel" ? "sheets" : "tables";
+    const names = tables.map((table) => table.sheet ?? String(table.path ?? "").replace(/^data\//, ""));
+    return ` (${tables.length} ${what}: ${names.join(", ")})`;
+  }
   const text = tableShape(rows, columns);
   return text ? ` (${text})` : "";
 }
