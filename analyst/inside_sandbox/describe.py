@@ -614,21 +614,37 @@ def _detect_encoding(head: bytes, extra: bytes, *, utf8: bool = True) -> str:
             return "utf-8"
         except UnicodeDecodeError:
             pass
-    # The detector judges the lines that hold non-ASCII bytes; those are where encodings differ.
-    telling = b"\n".join(line for line in sample.splitlines() if not line.isascii())[: 256 << 10]
+    # The detector reads the head and, above all, the lines holding non-ASCII bytes (where
+    # encodings differ). Single-byte code pages often tie on such a sample (cp1250, cp1257 and
+    # cp775 read "é" as well as cp1252 does); a tie, or a sample too small to judge, goes to
+    # cp1252, by far the most common of them. A real cp1250 text reads worse as cp1252.
+    telling = b"\n".join(line for line in sample.splitlines() if not line.isascii())
     import charset_normalizer
 
-    best = charset_normalizer.from_bytes(telling or sample[: 256 << 10]).best()
+    results = charset_normalizer.from_bytes(sample[: 192 << 10] + b"\n" + telling[: 64 << 10])
+    best = results.best()
     if best is None:
         raise _Refused("the file is not text in any common encoding")
-    name = codecs.lookup(best.encoding).name
-    if name in ("latin-1", "iso8859-1", "iso8859-15", "ascii", "cp1252", "utf-8"):
+    western = next((r for r in results if codecs.lookup(r.encoding).name == "cp1252"), None)
+    tied = western is not None and western.chaos <= best.chaos + 0.02
+    if (
+        tied
+        or best.coherence < 0.1
+        or codecs.lookup(best.encoding).name in ("latin-1", "iso8859-15", "ascii")
+    ):
         for candidate in ("cp1252", "latin-1"):
             try:
                 _decode_strict(sample, candidate)
                 return candidate
             except UnicodeDecodeError:
                 continue
+    name = codecs.lookup(best.encoding).name
+    if name.startswith(("mac-", "cp4", "cp7", "cp8", "cp1006", "cp1125")):
+        # A Mac or DOS code page wins on a small sample more often than it is right: prefer
+        # the Windows code page that reads the sample almost as well.
+        windows = [r for r in results if r.encoding.startswith("cp125") and r.chaos <= best.chaos + 0.1]
+        if windows:
+            return windows[0].encoding
     return best.encoding
 
 
