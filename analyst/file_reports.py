@@ -141,19 +141,31 @@ def summary(path: str, description: dict[str, Any]) -> str:
         head += f", sheets: {', '.join(description['sheets'])}"
     if description.get("error"):
         return f"{head}: could not be read as a table: {description['error']}"
-    parts = [head + ":"]
-    parts += [_table_summary(t) for t in description.get("tables", [])]
+    tables = description.get("tables", [])
+    if len(tables) == 1 and tables[0]["path"] == path and not tables[0]["sheet"]:
+        parts = [f"{head}: {_table_summary(tables[0])}"]  # the file is its one table
+    else:
+        parts = [f"{head}:", *(f"- {_where(path, t)}: {_table_summary(t)}" for t in tables)]
     parts += [f"Note: {note}" for note in description.get("notes", [])]
     return "\n".join(parts)
 
 
+def _where(path: str, table: dict[str, Any]) -> str:
+    if table["sheet"]:
+        return (
+            f"sheet {table['sheet']!r}"
+            if table["path"] == path
+            else f"{table['path']}, sheet {table['sheet']!r}"
+        )
+    return table["path"]
+
+
 def _table_summary(table: dict[str, Any]) -> str:
-    where = table["path"] + (f", sheet {table['sheet']!r}" if table["sheet"] else "")
     if table["error"]:
-        return f"- {where}: could not be read: {table['error']}"
+        return f"could not be read: {table['error']}"
     rows = table["rows"]
     shown_rows = "?" if rows is None else f"{rows:,}" if table["rows_exact"] else f"about {rows:,}"
-    lines = [f"- {where}: {shown_rows} rows x {table['column_count']} columns."]
+    lines = [f"{shown_rows} rows x {table['column_count']} columns."]
     detected = ", ".join(f"{key} {value!r}" for key, value in table["detected"].items() if key != "sheet")
     if detected:
         lines.append(f"  Detected: {detected}.")

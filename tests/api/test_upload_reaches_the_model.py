@@ -19,8 +19,9 @@ def test_an_upload_is_described_in_the_sandbox_and_named_in_the_system_prompt(st
     payload = added["payload"]
     assert (payload["id"], payload["name"], payload["path"]) == (file_id, "sales.csv", "data/sales.csv")
     assert (payload["size"], payload["rows"], payload["columns"]) == (len(CSV), 4, 3)
-    assert payload["summary"].startswith("data/sales.csv: 4 rows x 3 columns.")
+    assert payload["summary"].startswith("data/sales.csv (text table): 4 rows x 3 columns.")
     assert "units (int64)" in payload["summary"] and "unit_price (float64)" in payload["summary"]
+    assert "Load it with: pd.read_csv('data/sales.csv')" in payload["summary"]
 
     stack.script(anthropic_text("Four regions."))
     asked = api.post(
