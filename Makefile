@@ -57,6 +57,7 @@ bench: setup
 	$(BIN)/python benchmarks/sandbox.py
 	$(BIN)/python benchmarks/turn.py
 	$(BIN)/python benchmarks/snapshot.py
+	$(BIN)/python benchmarks/uploads.py
 
 lint: install
 	$(BIN)/ruff check .
