@@ -767,7 +767,7 @@ def _header_position(records, typed, option) -> tuple[int, bool]:
         (
             i
             for i, count in enumerate(filled)
-            if count and count >= max(1, (typical + 1) // 2) and len(records[i][1]) >= min(width, 2)
+            if count and count >= max(1, (3 * typical) // 4) and len(records[i][1]) >= min(width, 2)
         ),
         0,
     )
@@ -1418,16 +1418,7 @@ def _zip_tables(path, options, limits, budget, report) -> None:
         free = shutil.disk_usage(os.path.dirname(path) or ".").free
         if total > free:
             raise _Refused(f"{path} would unpack to {_size(total)} but the sandbox has {_size(free)} free")
-        extracted = []
-        for info, parts in members:
-            target = os.path.join(folder, *parts)
-            if not os.path.realpath(target).startswith(os.path.realpath(folder) + os.sep):
-                raise _Refused(
-                    f"{path} is refused: its member {info.filename!r} would be unpacked outside its folder"
-                )
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            _unpack_member(archive, info, target, limits)
-            extracted.append(target)
+        extracted = _unpack_all(archive, members, path, folder, limits)
     for target in extracted:
         member_report = _empty_report()
         if budget.over():
@@ -1453,14 +1444,53 @@ def _zip_tables(path, options, limits, budget, report) -> None:
         notes.extend(member_report["notes"])
 
 
-def _unpack_member(archive, info, target: str, limits: dict) -> None:
+def _unpack_all(archive, members: list, path: str, folder: str, limits: dict) -> list[str]:
+    """Unpack every member under ``folder``; on any failure remove what this run wrote (files,
+    and the folders it made), so a refused zip leaves nothing behind."""
+    import os
+
+    written: list[str] = []
+    made: list[str] = []
+    try:
+        for info, parts in members:
+            target = os.path.join(folder, *parts)
+            if not os.path.realpath(target).startswith(os.path.realpath(folder) + os.sep):
+                raise _Refused(
+                    f"{path} is refused: its member {info.filename!r} would be unpacked outside its folder"
+                )
+            missing = []
+            parent = os.path.dirname(target)
+            while not os.path.isdir(parent):
+                missing.append(parent)
+                parent = os.path.dirname(parent)
+            for directory in reversed(missing):
+                os.mkdir(directory)
+                made.append(directory)
+            _unpack_member(archive, info, path, target, limits)
+            written.append(target)
+    except BaseException:
+        for target in written:
+            os.unlink(target)
+        for directory in reversed(made):
+            try:
+                os.rmdir(directory)
+            except OSError:
+                pass
+        raise
+    return written
+
+
+def _unpack_member(archive, info, path: str, target: str, limits: dict) -> None:
     """Write one member, counting what it really unpacks to (its header may lie)."""
+    import errno
     import os
     import zipfile
     import zlib
 
     if os.path.islink(target):
         os.unlink(target)
+    if os.path.isdir(target):
+        raise _Refused(f"{target} is a folder already; rename the zip and upload it again")
     written = 0
     try:
         with archive.open(info) as source, open(target, "wb") as out:
@@ -1468,14 +1498,18 @@ def _unpack_member(archive, info, target: str, limits: dict) -> None:
                 written += len(chunk)
                 if written > info.file_size or written > limits["max_unpacked_bytes"]:
                     raise _Refused(
-                        f"{info.filename!r} unpacks to more than its zip entry says; the zip is refused"
+                        f"{path} is refused: its member {info.filename!r} unpacks to more than the zip says"
                     )
                 out.write(chunk)
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as exc:
-        os.unlink(target)
-        raise _Refused(f"{info.filename!r} in the zip is damaged ({_reason(exc)})") from None
-    except _Refused:
-        os.unlink(target)
+    except BaseException as exc:
+        if os.path.exists(target):
+            os.unlink(target)
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+            raise _Refused(f"{path} does not fit in the sandbox's disk once unpacked") from None
+        if isinstance(exc, (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError)):
+            raise _Refused(
+                f"{path} is damaged: its member {info.filename!r} cannot be unpacked ({_reason(exc)})"
+            ) from None
         raise
 
 
