@@ -102,7 +102,7 @@ const CHOICES = {
 const LABELS = { delimiter: "Delimiter", encoding: "Encoding", header_row: "Header", decimal: "Decimal", sheet: "Sheet" };
 
 /** Which corrections make sense for a format: none for the self-describing ones. */
-function correctable(entry) {
+export function correctable(entry) {
   if (entry.format === "excel") return ["sheet", "header_row"];
   if (["parquet", "feather", "json", "jsonl"].includes(entry.format)) return [];
   return ["delimiter", "encoding", "header_row", "decimal"];
@@ -145,20 +145,26 @@ export class FilePreview {
   showTable() {
     const table = (this.entry.tables ?? [])[this.tableIndex];
     if (!table) {
-      this.body.replaceChildren(el("p", { class: "preview-empty", text: "No preview of this file." }));
+      const text = this.entry.read_error ? "No preview: the file could not be read." : "No preview of this file.";
+      this.body.replaceChildren(el("p", { class: "preview-empty", text }));
       return;
     }
     const parts = [];
-    // The row above says it already for a file of one table.
-    const detected = (this.entry.tables ?? []).length > 1 ? detectedText(table.detected) : "";
+    // The row above says these already for a file of one table.
+    const several = (this.entry.tables ?? []).length > 1;
+    const detected = several ? detectedText(table.detected) : "";
     if (detected) {
       parts.push(el("p", { class: "preview-detected", testid: "preview-detected", text: `Read as ${detected}` }));
     }
-    if (table.error) {
+    if (table.error && several) {
       parts.push(el("p", { class: "preview-error", testid: "preview-error", text: table.error, attrs: { role: "alert" } }));
     }
     const preview = table.preview;
     if (preview?.columns?.length) parts.push(this.grid(table, preview));
+    else if (!table.error || !several) {
+      const text = this.entry.read_error || table.error ? "No preview: it could not be read." : "No rows to preview.";
+      parts.push(el("p", { class: "preview-empty", text }));
+    }
     const shown = preview?.rows?.length ?? 0;
     const notes = [];
     if (shown && table.rows != null && table.rows > shown) {

@@ -4,7 +4,7 @@
 // in the sandbox…" stage, what the sandbox found in it, its preview with a way to read it
 // differently, Delete, and Retry for one that could not be put in the sandbox.
 import { el } from "./dom.js";
-import { FilePreview, formatLabel, tableLines } from "./file_preview.js";
+import { FilePreview, correctable, formatLabel, tableLines } from "./file_preview.js";
 import { humanSize } from "./format.js";
 
 // The server's list (the listing's "accept") replaces this one once it has answered.
@@ -363,8 +363,18 @@ class FileRow {
     if (actions.childElementCount) parts.push(actions);
     this.problem = el("p", { class: "file-problem", testid: "file-problem", attrs: { role: "alert" } });
     parts.push(this.problem);
-    if (upload && !reading && this.previewOpen && entry.tables?.length) parts.push(this.preview());
+    if (upload && !reading && status !== "failed" && this.previewOpen && this.previewable()) {
+      parts.push(this.preview());
+    }
     row.replaceChildren(...parts);
+  }
+
+  /** Something to show: first rows, or (for the owner) the form to read it differently. */
+  previewable() {
+    const { entry, panel } = this;
+    if (entry.status === "failed") return false;
+    if (entry.tables?.length) return true;
+    return Boolean(panel.owner && entry.options_url && entry.format !== undefined && correctable(entry).length);
   }
 
   /** The shape of each table and what was detected; a file that could not be read says why. */
@@ -374,14 +384,16 @@ class FileRow {
     if (entry.read_error) {
       parts.push(el("div", { class: "file-read-error", testid: "file-read-error", text: entry.read_error }));
     }
-    const lines = tableLines(entry);
+    // A table's error that only repeats why the whole file failed is said once.
+    const repeats = (error) => entry.read_error && error && entry.read_error.includes(error);
+    const lines = tableLines(entry).filter(({ text, error }) => text || !repeats(error));
     if (lines.length) {
       const list = el("ul", { class: "file-tables", testid: "file-tables" });
       for (const { label, text, error } of lines) {
         const item = el("li", { class: "file-table", testid: "file-table" });
         if (label) item.append(el("span", { class: "file-table-label", text: `${label}:` }), " ");
         if (text) item.append(el("span", { class: "file-table-shape", text }));
-        if (error) item.append(el("span", { class: "file-table-error", text: error }));
+        if (error && !repeats(error)) item.append(el("span", { class: "file-table-error", text: error }));
         list.append(item);
       }
       parts.push(list);
@@ -408,11 +420,11 @@ class FileRow {
     const { entry, panel } = this;
     const bar = el("div", { class: "file-actions" });
     if (entry.kind === "output") return bar;
-    if (!reading && entry.tables?.length) {
+    if (!reading && this.previewable()) {
       const toggle = el("button", {
         class: "file-action",
         testid: "file-preview-toggle",
-        text: "Preview",
+        text: entry.tables?.length ? "Preview" : "Read differently",
         attrs: { type: "button", "aria-expanded": String(this.previewOpen) },
       });
       toggle.addEventListener("click", () => {
@@ -456,7 +468,7 @@ class FileRow {
 
   preview() {
     const { entry, panel } = this;
-    const editable = panel.owner && entry.options_url;
+    const editable = Boolean(panel.owner && entry.options_url);
     const preview = new FilePreview(entry, {
       tableIndex: this.tableIndex,
       onPick: (index) => (this.tableIndex = index),
