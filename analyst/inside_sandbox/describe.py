@@ -627,6 +627,11 @@ def _detect_encoding(head: bytes, extra: bytes, *, utf8: bool = True) -> str:
         raise _Refused("the file is not text in any common encoding")
     western = next((r for r in results if codecs.lookup(r.encoding).name == "cp1252"), None)
     tied = western is not None and western.chaos <= best.chaos + 0.02
+    tied = (
+        tied
+        or "cp1252" in getattr(best, "could_be_from_charset", ())
+        or _reads_alike(sample, best.encoding, "cp1252")
+    )
     if (
         tied
         or best.coherence < 0.1
@@ -646,6 +651,13 @@ def _detect_encoding(head: bytes, extra: bytes, *, utf8: bool = True) -> str:
         if windows:
             return windows[0].encoding
     return best.encoding
+
+
+def _reads_alike(sample: bytes, encoding: str, other: str) -> bool:
+    try:
+        return sample.decode(encoding) == sample.decode(other)
+    except (UnicodeDecodeError, LookupError):
+        return False
 
 
 def _encoding_after_bad_byte(path, compression, count, head, notes) -> str:
