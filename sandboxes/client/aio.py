@@ -20,7 +20,6 @@ from sandboxes.client.connection import (
     translate_errors,
 )
 from sandboxes.client.payloads import (
-    UPLOAD_CHUNK,
     EntryInfo,
     RestoreReport,
     SandboxInfo,
@@ -32,6 +31,7 @@ from sandboxes.client.payloads import (
     list_params,
     restore_body,
 )
+from sandboxes.client.sync import FILE_CHUNK, remaining_length
 from sandboxes.execution import Execution, Handlers, apply_event, parse_event
 
 
@@ -302,8 +302,10 @@ class AsyncFiles:
         self._path = f"/sandboxes/{sandbox.sandbox_id}/files"
 
     async def write(self, path: str, data: bytes | str | IO[bytes] | AsyncIterable[bytes]) -> WriteInfo:
-        content = _as_content(data)
-        response = await self._api.request("PUT", self._path, params={"path": path}, content=content)
+        content, headers = _as_content(data)
+        response = await self._api.request(
+            "PUT", self._path, params={"path": path}, content=content, headers=headers
+        )
         return WriteInfo.from_json(response.json())
 
     async def read(self, path: str, format: str = "text") -> str | bytes:
@@ -324,16 +326,21 @@ class AsyncFiles:
         return [EntryInfo.from_json(entry) for entry in body["entries"]]
 
 
-def _as_content(data: bytes | str | IO[bytes] | AsyncIterable[bytes]) -> bytes | AsyncIterator[bytes]:
+def _as_content(
+    data: bytes | str | IO[bytes] | AsyncIterable[bytes],
+) -> tuple[bytes | AsyncIterator[bytes], dict[str, str]]:
+    """As the blocking SDK's _upload_body: a regular file's length declared, read in FILE_CHUNK pieces."""
     if isinstance(data, str):
-        return data.encode()
+        return data.encode(), {}
     if isinstance(data, bytes):
-        return data
+        return data, {}
     if hasattr(data, "read"):
-        return _read_chunks(data)  # type: ignore[arg-type]
-    return aiter(data)  # type: ignore[arg-type]
+        length = remaining_length(data)  # type: ignore[arg-type]
+        headers = {} if length is None else {"Content-Length": str(length)}
+        return _read_chunks(data), headers  # type: ignore[arg-type]
+    return aiter(data), {}  # type: ignore[arg-type]
 
 
 async def _read_chunks(stream: IO[bytes]) -> AsyncIterator[bytes]:
-    while chunk := stream.read(UPLOAD_CHUNK):
+    while chunk := stream.read(FILE_CHUNK):
         yield chunk

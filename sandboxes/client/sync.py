@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import stat
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
@@ -15,7 +17,6 @@ from sandboxes.client.connection import (
     translate_errors,
 )
 from sandboxes.client.payloads import (
-    UPLOAD_CHUNK,
     EntryInfo,
     RestoreReport,
     SandboxInfo,
@@ -36,6 +37,10 @@ from sandboxes.execution import (
     apply_event,
     parse_event,
 )
+
+# Pieces a file is read in for an upload: large enough that per-piece costs (a read, a socket
+# send, sandboxd's parsing) stay small beside the bytes, small enough to hold a few at once.
+FILE_CHUNK = 1 << 20
 
 
 class _Api:
@@ -333,8 +338,10 @@ class Files:
     def write(self, path: str, data: bytes | str | IO[bytes] | Iterable[bytes]) -> WriteInfo:
         """Store ``data`` at ``path``, streamed (a file object is read in chunks). Raises
         InvalidPath, FileTooLarge, QuotaExceeded."""
-        content = _as_content(data)
-        response = self._api.request("PUT", self._path, params={"path": path}, content=content)
+        content, headers = _upload_body(data)
+        response = self._api.request(
+            "PUT", self._path, params={"path": path}, content=content, headers=headers
+        )
         return WriteInfo.from_json(response.json())
 
     def read(self, path: str, format: str = "text") -> str | bytes:
@@ -356,11 +363,29 @@ class Files:
         return [EntryInfo.from_json(entry) for entry in body["entries"]]
 
 
-def _as_content(data: bytes | str | IO[bytes] | Iterable[bytes]) -> bytes | Iterator[bytes]:
+def _upload_body(
+    data: bytes | str | IO[bytes] | Iterable[bytes],
+) -> tuple[bytes | Iterator[bytes], dict[str, str]]:
+    """The request body for ``data`` and its headers. A file is read in FILE_CHUNK pieces; a
+    regular file's length is declared, so that sandboxd refuses one over its limit before any
+    of it is sent, and the body goes without chunked framing (measured: a quarter to a third of
+    the client's CPU time for 256 KiB chunks, chunked)."""
     if isinstance(data, str):
-        return data.encode()
+        return data.encode(), {}
     if isinstance(data, bytes):
-        return data
+        return data, {}
     if hasattr(data, "read"):
-        return iter(lambda: data.read(UPLOAD_CHUNK), b"")  # type: ignore[union-attr]
-    return iter(data)
+        length = remaining_length(data)  # type: ignore[arg-type]
+        headers = {} if length is None else {"Content-Length": str(length)}
+        return iter(lambda: data.read(FILE_CHUNK), b""), headers  # type: ignore[union-attr]
+    return iter(data), {}
+
+
+def remaining_length(stream: IO[bytes]) -> int | None:
+    """Bytes left to read in ``stream`` when it is a regular file on disk, else None."""
+    try:
+        info = os.fstat(stream.fileno())
+        position = stream.tell()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both of the last two
+        return None
+    return max(info.st_size - position, 0) if stat.S_ISREG(info.st_mode) else None
