@@ -248,8 +248,8 @@ def _looks_like(head: bytes, path: str | None) -> tuple[str, str]:
     stripped = text.lstrip("\ufeff \t\r\n")
     if stripped[:1] in ("{", "[") and stripped[1:].lstrip()[:1] in ('"', "{", "[", "]", "}"):
         return "json", "holds JSON text"
-    if stripped[:5].lower() in ("<?xml", "<html", "<!doc"):
-        return "text", "holds XML or HTML text"
+    if stripped[:5].lower() in ("<?xml", "<html", "<!doc", "<head", "<body"):
+        return "markup", "holds XML or HTML (a web page saved in place of the data?)"
     return "text", "holds CSV text" if _sniff_delimiter(stripped, whole=False)[1] else "holds plain text"
 
 
@@ -594,11 +594,7 @@ def _detect_encoding(head: bytes, extra: bytes, *, utf8: bool = True) -> str:
 
     if head.startswith(codecs.BOM_UTF8):
         return "utf-8-sig"
-    if (
-        head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE))
-        and len(head) % 4 == 0
-        and head[2:4] == b"\x00\x00"
-    ):
+    if head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
         return "utf-32"
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return "utf-16"
@@ -632,12 +628,9 @@ def _detect_encoding(head: bytes, extra: bytes, *, utf8: bool = True) -> str:
         or "cp1252" in getattr(best, "could_be_from_charset", ())
         or _reads_alike(sample, best.encoding, "cp1252")
     )
-    if (
-        tied
-        or best.coherence < 0.1
-        or codecs.lookup(best.encoding).name in ("latin-1", "iso8859-15", "ascii")
-    ):
-        for candidate in ("cp1252", "latin-1"):
+    latin = codecs.lookup(best.encoding).name in ("latin-1", "iso8859-15", "ascii")
+    if tied or latin or best.coherence < 0.1:
+        for candidate in ("cp1252", "latin-1") if latin else ("cp1252",):
             try:
                 _decode_strict(sample, candidate)
                 return candidate
