@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.files.base import ContentFile
+from django.core.files.base import ContentFile, File
 from django.db import transaction
 
 from analyst import events, kernel_snapshots
@@ -80,10 +80,12 @@ def _copy_files(source: AnalysisSession, fork: AnalysisSession) -> None:
             rows=data_file.rows,
             columns=data_file.columns,
             summary=data_file.summary,
+            description=data_file.description,
+            read_options=data_file.read_options,
             placement=data_file.placement,
             placement_error=data_file.placement_error,
         )
         with data_file.stored.open("rb") as content:
-            copy.stored.save(data_file.name, ContentFile(content.read()), save=False)
+            copy.stored.save(data_file.name, File(content), save=False)  # in chunks: uploads are large
         copy.save()
         DataFile.objects.filter(id=copy.id).update(uploaded_at=data_file.uploaded_at)

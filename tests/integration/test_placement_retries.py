@@ -119,4 +119,5 @@ def test_a_placement_that_keeps_failing_says_so_and_its_retry_places_it(
     assert [e["type"] for e in log] == ["error", "file_added"]
     data_file.refresh_from_db()
     assert (data_file.placement, data_file.placement_error, data_file.rows) == ("ready", "", 2)
-    assert "status" not in api.get(f"/api/sessions/{session.id}/files").json()["files"][0]
+    (listed,) = api.get(f"/api/sessions/{session.id}/files").json()["files"]
+    assert (listed["status"], listed["error"], "retry_url" in listed) == ("ready", "", False)

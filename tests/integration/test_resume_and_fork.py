@@ -128,6 +128,9 @@ def test_a_fork_has_the_transcript_files_and_kernel_state(stack, api, session, s
     assert response.status_code == 201, response.content
     fork = AnalysisSession.objects.get(id=response.json()["id"])
     assert fork.owner == alice and fork.title.endswith("(fork)")
+    (original_file,), (forked_file,) = session.files.all(), fork.files.all()
+    assert forked_file.description == original_file.description and forked_file.description["tables"]
+    assert forked_file.summary == original_file.summary
     fork_log = [e for e in api.get(f"/api/sessions/{fork.id}/events").json()["events"]]
     assert [e["type"] for e in fork_log[:-1]] == [e["type"] for e in log]
     assert fork_log[-1]["type"] == "forked" and fork_log[-1]["payload"]["kernel_state"] is True
