@@ -33,10 +33,76 @@ def _prepare_snapshots() -> None:
     __import__("dill")
 
 
+def _offline_packages() -> None:
+    """`%pip install NAME` (and `!pip install`) install from the template's wheelhouse, with no
+    network, into the workdir's hidden .packages folder, which snapshots keep.
+
+    Only pip's settings and a path entry here; the magic's code (offline_pip.py) loads when used."""
+    import os
+    import sys
+    import sysconfig
+    from importlib.machinery import (
+        BYTECODE_SUFFIXES,
+        EXTENSION_SUFFIXES,
+        SOURCE_SUFFIXES,
+        ExtensionFileLoader,
+        FileFinder,
+        SourceFileLoader,
+        SourcelessFileLoader,
+    )
+
+    template = os.environ.get("SANDBOX_TEMPLATE", "/opt/template")
+    prefix = os.path.join(os.environ.get("HOME", os.getcwd()), ".packages")
+    scheme, where = sysconfig.get_preferred_scheme("prefix"), {"base": prefix, "platbase": prefix}
+    site_dirs = list(dict.fromkeys(sysconfig.get_path(key, scheme, where) for key in ("purelib", "platlib")))
+    os.environ.update(
+        PIP_NO_INDEX="1",  # no network in here: pip would only retry an index it cannot reach
+        PIP_FIND_LINKS=os.path.join(template, "wheelhouse"),
+        PIP_PREFIX=prefix,  # the template's virtualenv is read-only
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        PIP_NO_COLOR="1",
+        PYTHONPATH=os.pathsep.join(site_dirs),  # for pip, and any python a cell starts
+        PATH=os.environ.get("PATH", "") + os.pathsep + os.path.join(prefix, "bin"),
+    )
+
+    # After the template's own packages, so an install cannot shadow them. The folder may
+    # appear only later (an install, a restored snapshot's files), and Python's own path hook
+    # would refuse a missing folder once and for all: this finder waits for it.
+    loaders = [
+        (ExtensionFileLoader, EXTENSION_SUFFIXES),
+        (SourceFileLoader, SOURCE_SUFFIXES),
+        (SourcelessFileLoader, BYTECODE_SUFFIXES),
+    ]
+
+    def finder_of_packages_folder(path: str) -> FileFinder:
+        if path not in site_dirs:
+            raise ImportError("not the installed packages' folder", path=path)
+        return FileFinder(path, *loaders)
+
+    sys.path_hooks.insert(0, finder_of_packages_folder)
+    sys.path.extend(site_dirs)
+
+    magic: dict[str, object] = {}
+
+    def pip(line: str) -> None:
+        """Run pip here: `%pip install NAME` installs from the template's wheelhouse, offline."""
+        __tracebackhide__ = True
+        if not magic:
+            from importlib.util import module_from_spec, spec_from_file_location
+
+            spec = spec_from_file_location("offline_pip", os.path.join(template, "offline_pip.py"))
+            magic["module"] = module = module_from_spec(spec)  # type: ignore[arg-type]
+            spec.loader.exec_module(module)  # type: ignore[union-attr]
+        magic["module"].pip(line)  # type: ignore[attr-defined]
+
+    get_ipython().register_magic_function(pip, "line", "pip")  # type: ignore[name-defined]  # noqa: F821
+
+
 _prepare_matplotlib()
 _prefer_interactive_plotly()
 _prepare_snapshots()
-del _prepare_matplotlib, _prefer_interactive_plotly, _prepare_snapshots
+_offline_packages()
+del _prepare_matplotlib, _prefer_interactive_plotly, _prepare_snapshots, _offline_packages
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402, F401
