@@ -26,6 +26,7 @@ import os
 import platform
 import random
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -46,6 +47,7 @@ import redis  # noqa: E402
 from benchmarks import harness  # noqa: E402
 from benchmarks.harness import load_average, step  # noqa: E402
 from benchmarks.sandbox import TEMPLATE_PYTHON, parents  # noqa: E402
+from sandboxes import Sandbox  # noqa: E402
 from tests.sandboxd_process import SandboxdProcess, free_port  # noqa: E402
 from tests.worker_process import CeleryWorkerProcess  # noqa: E402
 
@@ -551,11 +553,65 @@ class Figures:
     hwm_kib: dict[str, int]
     load_during: str
     same_disk: bool
-    sandboxd_log: str = ""
+    parts: DescriptionParts
 
     @property
     def described(self) -> float:
         return created_at(self.event)
+
+
+DESCRIBER = ROOT / "analyst" / "inside_sandbox" / "describe.py"
+PART_RUNS = 3
+
+
+@dataclass
+class DescriptionParts:
+    """The description's two parts, timed again after the upload in the session's sandbox: a
+    fresh code context made, asked for ``1``, closed; and the describer's ``main`` alone,
+    timed inside the kernel (both the median of PART_RUNS)."""
+
+    context_seconds: float
+    describer_seconds: float
+
+
+def env_limits(folder: Path) -> dict[str, Any]:
+    """ANALYST_READING_LIMITS as the worker has them (the same environment)."""
+    code = "import json; from django.conf import settings; print(json.dumps(settings.ANALYST_READING_LIMITS))"
+    env = {"DJANGO_SETTINGS_MODULE": "config.settings", "SECRET_KEY": "benchmark", **LIMITS}
+    env["DATABASE_URL"] = f"sqlite:///{folder / 'db.sqlite3'}"
+    return dict(json.loads(manage(env, "shell", "-c", code).splitlines()[-1]))
+
+
+def description_parts(running: Stack, folder: Path, limits: dict[str, Any]) -> DescriptionParts:
+    with sqlite3.connect(folder / "db.sqlite3") as db:
+        (sandbox_id,) = db.execute("SELECT sandbox_id FROM analyst_analysissession").fetchone()
+    server = running.sandboxd
+    request = json.dumps({"path": f"data/{NAME}", "options": {}, "limits": limits})
+    code = (
+        f"{DESCRIBER.read_text()}\nimport json as _json, time as _time\n_started = _time.perf_counter()\n"
+        f"main(_json.loads({request!r}))\nprint('@@seconds', _time.perf_counter() - _started)\n"
+    )
+    contexts, describers = [], []
+    sandbox = Sandbox.connect(sandbox_id, url=server.url, token=server.token)
+    try:
+        for _ in range(PART_RUNS):
+            start = time.perf_counter()
+            context = sandbox.create_code_context()
+            context.run_code("1")
+            context.close()
+            contexts.append(time.perf_counter() - start)
+            context = sandbox.create_code_context()
+            try:
+                stdout = context.run_code(code, timeout=120).stdout
+            finally:
+                context.close()
+            seconds = [line for line in stdout.splitlines() if line.startswith("@@seconds ")]
+            if not seconds:
+                raise RuntimeError(f"the describer said no time: {stdout[-2000:]}")
+            describers.append(float(seconds[-1].split()[1]))
+    finally:
+        sandbox.close()  # not killed: the session keeps it
+    return DescriptionParts(statistics.median(contexts), statistics.median(describers))
 
 
 def watched_processes(running: Stack) -> dict[str, list[int]]:
@@ -617,6 +673,7 @@ def measure(folder: Path) -> Figures:
             hwm_kib=hwm,
             load_during=f"{load_start} → {load_average()}",
             same_disk=same_disk,
+            parts=description_parts(running, folder, env_limits(folder)),
         )
 
 
@@ -768,6 +825,18 @@ def stage_rows(figures: Figures) -> list[tuple[str, float | None, float | None]]
     ]  # fmt: skip
 
 
+def parts(figures: Figures) -> str:
+    """The description's parts, timed again alone after the upload."""
+    parts = figures.parts
+    return (
+        "| The description's parts, timed again alone (median of"
+        f" {PART_RUNS}) | took |\n|---|---|\n"
+        f"| A fresh code context made, `1` run in it, closed (the describer runs in one of its own)"
+        f" | {parts.context_seconds:.2f} s |\n"
+        f"| The describer's `main` on the file, timed inside the kernel | {parts.describer_seconds:.2f} s |"
+    )
+
+
 def stages(figures: Figures) -> str:
     begin = figures.sent.start
     lines = [
@@ -872,7 +941,7 @@ def report(folder: Path, load_at_start: str) -> str:
     figures = measure(folder)
     return (
         f"{header(figures, load_at_start)}\n\n{table(figures)}\n\n{stages(figures)}\n\n"
-        f"{memory(figures)}\n\n{described(figures)}\n\n{footnote()}\n"
+        f"{parts(figures)}\n\n{memory(figures)}\n\n{described(figures)}\n\n{footnote()}\n"
     )
 
 
