@@ -7,13 +7,9 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import zipfile
-from pathlib import Path
-
-from django.conf import settings
 
 from analyst.models import AnalysisSession, DataFile, Event
+from tests import made_files
 from tests.fakes.model_server import anthropic_text
 from tests.integration.conftest import wait_for
 
@@ -27,33 +23,6 @@ FRENCH_CSV = (
         for i in range(1, 41)
     )
 ).encode("cp1252")
-
-# Made by the libraries the issue names, in the code-interpreter template's Python (the web
-# app's own environment has no pandas): a workbook of two sheets and a parquet file.
-MAKE_FILES = """
-import sys, pandas as pd
-from openpyxl import Workbook
-folder = sys.argv[1]
-book = Workbook()
-employment = book.active
-employment.title = "employment"
-employment.append(["year", "employed", "unemployed"])
-for year in range(2000, 2012):
-    employment.append([year, 1000 + year, 40 + year % 7])
-gdp = book.create_sheet("gdp")
-gdp.append(["country", "gdp_bn"])
-for country, value in [("Freedonia", 12.5), ("Sylvania", 7.25), ("Ruritania", 3.0)]:
-    gdp.append([country, value])
-book.save(f"{folder}/economy.xlsx")
-pd.DataFrame({"code": ["ATL", "ORD", "LAX", "DFW"], "state": ["GA", "IL", "CA", "TX"],
-              "passengers": [93.7, 54.0, 65.3, 73.4]}).to_parquet(f"{folder}/airports.parquet")
-"""
-
-
-def make_library_files(folder: Path) -> tuple[Path, Path]:
-    python = Path(settings.SANDBOXD_TEMPLATES_DIR) / "code-interpreter" / "venv" / "bin" / "python"
-    subprocess.run([str(python), "-c", MAKE_FILES, str(folder)], check=True, timeout=120)
-    return folder / "economy.xlsx", folder / "airports.parquet"
 
 
 def open_session(page) -> AnalysisSession:
@@ -171,7 +140,14 @@ def test_several_files_at_once_and_a_workbook_sheet_by_sheet(
 ):
     from playwright.sync_api import expect
 
-    economy, airports = make_library_files(tmp_path)
+    # Written by openpyxl and pyarrow (tests/made_files.py), zipped by zipfile.
+    economy = tmp_path / "economy.xlsx"
+    economy.write_bytes(made_files.workbook())
+    airports = tmp_path / "airports.parquet"
+    airports.write_bytes(made_files.parquet())
+    bundle = tmp_path / "bundle.zip"
+    members = {"north.csv": b"store,units\nA,3\nB,5\n", "south/stock.tsv": b"sku\tcount\tprice\nx1\t4\t2.5\n"}
+    bundle.write_bytes(made_files.zipped(members))
     page = alice_login()
     session = open_session(page)
     sent = []  # the uploads' requests, as they begin and end
@@ -182,14 +158,10 @@ def test_several_files_at_once_and_a_workbook_sheet_by_sheet(
 
     page.on("request", lambda request: note(request, "begins"))
     page.on("response", lambda response: note(response.request, "ends"))  # it is answered
-    bundle = tmp_path / "bundle.zip"
-    with zipfile.ZipFile(bundle, "w") as archive:
-        archive.writestr("north.csv", "store,units\nA,3\nB,5\n")
-        archive.writestr("south/stock.tsv", "sku\tcount\tprice\nx1\t4\t2.5\n")
     page.get_by_test_id("upload-input").set_input_files([str(economy), str(airports), str(bundle)])
 
     workbook = ready(file_row(page, "economy.xlsx"))
-    parquet = ready(file_row(page, "airports.parquet"))
+    columnar = ready(file_row(page, "airports.parquet"))
     archive = ready(file_row(page, "bundle.zip"))
     expect(page.get_by_test_id("file-row")).to_have_count(3)  # the zip's members are its tables
     assert sent == ["begins", "ends"] * 3, "one after the other"
@@ -205,16 +177,16 @@ def test_several_files_at_once_and_a_workbook_sheet_by_sheet(
     sheets = workbook.get_by_test_id("file-table")
     expect(sheets).to_have_count(2)
     expect(sheets.nth(0)).to_contain_text("employment:")
-    expect(sheets.nth(0)).to_contain_text("12 rows × 3 columns")
+    expect(sheets.nth(0)).to_contain_text("3 rows × 2 columns")
     expect(sheets.nth(1)).to_contain_text("gdp:")
-    expect(sheets.nth(1)).to_contain_text("3 rows × 2 columns")
-    expect(parquet.get_by_test_id("file-table")).to_have_text("4 rows × 3 columns")
+    expect(sheets.nth(1)).to_contain_text("2 rows × 4 columns")
+    expect(columnar.get_by_test_id("file-table")).to_have_text("6 rows × 2 columns")
 
     # The file sent last opens its preview; the others open with their button.
     expect(archive.get_by_test_id("preview-table")).to_contain_text("store")
-    expect(parquet.get_by_test_id("file-preview")).to_have_count(0)
-    parquet.get_by_test_id("file-preview-toggle").click()
-    expect(parquet.get_by_test_id("preview-table")).to_contain_text("ORD")
+    expect(columnar.get_by_test_id("file-preview")).to_have_count(0)
+    columnar.get_by_test_id("file-preview-toggle").click()
+    expect(columnar.get_by_test_id("preview-table")).to_contain_text("NY")
     expect(workbook.get_by_test_id("file-preview")).to_have_count(0)
     workbook.get_by_test_id("file-preview-toggle").click()
     picker = workbook.get_by_test_id("preview-table-picker")
@@ -223,7 +195,7 @@ def test_several_files_at_once_and_a_workbook_sheet_by_sheet(
     expect(table.locator("th").first).to_contain_text("year")
     picker.select_option(label="gdp")
     expect(table.locator("th").first).to_contain_text("country")
-    expect(table).to_contain_text("Ruritania")
+    expect(table).to_contain_text("DE")
     expect(workbook.get_by_test_id("preview-load")).to_contain_text("sheet_name='gdp'")
     shoot(page, "workbook")
     # The transcript names the sheets too.
