@@ -72,7 +72,7 @@ class _Budget:
         import time
 
         self._clock = time.monotonic
-        self.deadline = self._clock() + max(0.1, seconds)
+        self.deadline = self._clock() + max(0.0, seconds)
 
     def left(self) -> float:
         return self.deadline - self._clock()
@@ -1306,12 +1306,15 @@ def _excel_tables(path, compression, options, limits, budget, report) -> None:
                     header_option,
                     len(names),
                     limits,
+                    budget,
                     notes,
                 )
             )
 
 
-def _sheet_table(workbook, path, name, compression, header_option, sheet_count, limits, notes) -> dict:
+def _sheet_table(
+    workbook, path, name, compression, header_option, sheet_count, limits, budget, notes
+) -> dict:
     table = _table(path, name)
     rows_head, width, total = _sheet_head(workbook, name)
     if rows_head is None:
@@ -1341,11 +1344,38 @@ def _sheet_table(workbook, path, name, compression, header_option, sheet_count, 
         table["rows"] = len(frame)
         return table
     table["sampled"], table["sample_rows"] = True, nrows
+    how = "the sheet's recorded size"
+    if total is None or total < start + len(frame):  # no dimension recorded, or a wrong one
+        total, how = _xlsx_last_row(workbook.book, name, budget), "the last row in the sheet's file"
     data_rows = (total or 0) - start - (1 if header else 0)
     table["rows"] = max(data_rows, len(frame))
     table["rows_exact"] = False
-    notes.append(f"rows of sheet {name!r} of {path} are estimated from the sheet's recorded size")
+    notes.append(f"rows of sheet {name!r} of {path} are estimated from {how}")
     return table
+
+
+def _xlsx_last_row(book, name: str, budget: _Budget) -> int | None:
+    """The number of the last row element in an .xlsx sheet's XML (read as a zlib stream, no
+    parsing), for a sheet whose dimension says nothing; None when it cannot be had in time."""
+    import re
+
+    if hasattr(book, "sheet_by_name"):
+        return None
+    sheet = book[name]
+    archive, part = getattr(book, "_archive", None), getattr(sheet, "_worksheet_path", None)
+    if archive is None or part is None:
+        return None
+    last, tail = None, b""
+    with archive.open(part) as stream:
+        while chunk := stream.read(4 << 20):
+            window = tail + chunk
+            found = re.findall(rb'<row[^>]*?\sr="(\d+)"', window[-65536:])
+            if found:
+                last = int(found[-1])
+            tail = window[-256:]
+            if budget.over():
+                return None
+    return last
 
 
 def _sheet_head(workbook, name: str) -> tuple[list | None, int, int | None]:
@@ -1438,7 +1468,9 @@ def _zip_tables(path, options, limits, budget, report) -> None:
     for target in extracted:
         member_report = _empty_report()
         if budget.over():
-            notes.append(f"{target} was unpacked but not described: the time budget ran out")
+            table = _table(target)
+            table["error"] = "it was unpacked but not described: the time budget ran out"
+            report["tables"].append(table)
             continue
         name = os.path.basename(target).lower()
         inner = name[:-3] if name.endswith(".gz") else name
