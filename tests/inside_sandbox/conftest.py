@@ -120,7 +120,7 @@ def make_in_sandbox(box: Sandbox) -> Callable[[str], str]:
     pyarrow, pandas); its stdout."""
 
     def make(code: str) -> str:
-        execution = box.run_code(code, timeout=120)
+        execution = box.run_code(f"import os\nos.makedirs('data', exist_ok=True)\n{code}", timeout=120)
         assert execution.error is None, execution.error.traceback
         return execution.stdout
 
