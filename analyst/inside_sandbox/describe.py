@@ -486,6 +486,8 @@ def _csv_table(path, compression, load_compression, options, limits, budget, not
 def _csv_layout(head: bytes, encoding: str, whole: bool, options: dict) -> dict:
     """What the sample shows: delimiter, where the header is, number style, blank lines."""
     text = _decode_head(head, encoding, whole)
+    if "\n" not in text and "\r" in text:
+        text = text.replace("\r", "\n")  # old Mac line ends: pandas reads them; sniff them alike
     delimiter = _chosen_delimiter(options.get("delimiter"), text, whole)
     records = _records(text, delimiter, whole)
     start, header = _header_position(records, lambda value: value, options.get("header_row"))
