@@ -56,10 +56,9 @@ def _offline_packages() -> None:
     scheme, where = sysconfig.get_preferred_scheme("prefix"), {"base": prefix, "platbase": prefix}
     site_dirs = list(dict.fromkeys(sysconfig.get_path(key, scheme, where) for key in ("purelib", "platlib")))
     os.environ.update(
-        PIP_NO_INDEX="1",  # no network in here: pip would only retry an index it cannot reach
+        PIP_NO_INDEX="1",  # no network in here (and so no self-check for a newer pip either)
         PIP_FIND_LINKS=os.path.join(template, "wheelhouse"),
         PIP_PREFIX=prefix,  # the template's virtualenv is read-only
-        PIP_DISABLE_PIP_VERSION_CHECK="1",
         PIP_NO_COLOR="1",
         PYTHONPATH=os.pathsep.join(site_dirs),  # for pip, and any python a cell starts
         PATH=os.environ.get("PATH", "") + os.pathsep + os.path.join(prefix, "bin"),
