@@ -1057,41 +1057,70 @@ def _json_table(path, compression, load_compression, limits, budget, notes) -> d
         kwargs["compression"] = load_compression
     text = _decode_head(head, encoding, True).lstrip()
     if os.path.getsize(path) > _JSON_WHOLE_BYTES and text.startswith("["):
-        return _json_records_sample(path, text, kwargs, limits, table)
-    orient = None
+        return _json_records_sample(path, text, kwargs, limits, table, notes)
+    orient, wrapped = None, None
     if text.startswith("{"):
-        keys = _json_top_keys(path, compression, encoding)
-        if {"schema", "data"} <= keys:
-            orient = "table"
-        elif {"columns", "data"} <= keys:
-            orient = "split"
-    if orient:
-        kwargs["orient"] = orient
-    try:
-        frame = pd.read_json(path, **kwargs)
-    except ValueError as exc:
-        raise _Refused(
-            f"it is not JSON that makes a table (a list of records or an object of columns): {_reason(exc)}"
-        ) from None
-    table["load"] = _call("pd.read_json", path, kwargs)
+        orient, wrapped = _json_object_shape(_json_value(path, compression, encoding))
+    if wrapped is not None:  # {"data": [records]}: the records are one level down
+        opener = (
+            f"__import__('gzip').open({path!r})" if compression else f"open({path!r}, encoding={encoding!r})"
+        )
+        load = f"pd.json_normalize(__import__('json').load({opener})[{wrapped!r}])"
+        frame = eval(load, {"pd": pd, "__builtins__": __builtins__})  # noqa: S307 - our own string
+        notes.append(f"the records of {path} are under its key {wrapped!r}")
+    else:
+        if orient:
+            kwargs["orient"] = orient
+        try:
+            frame = pd.read_json(path, **kwargs)
+        except ValueError as exc:
+            raise _Refused(
+                f"it is not JSON that makes a table (a list of records or an object of columns): {_reason(exc)}"
+            ) from None
+        load = _call("pd.read_json", path, kwargs)
+    table["load"] = load
     table["detected"] = {"encoding": encoding}
     table["rows"] = len(frame)
     _fill_from_frame(table, frame, limits, notes)
     return table
 
 
-def _json_top_keys(path: str, compression: str | None, encoding: str) -> set:
-    """The top-level keys of a JSON object (the file is parsed once; it is at most
-    _JSON_WHOLE_BYTES)."""
+def _json_value(path: str, compression: str | None, encoding: str):
+    """The whole JSON document (parsed once; it is at most _JSON_WHOLE_BYTES)."""
     with _open_bytes(path, compression) as file:
         try:
-            value = json.loads(file.read().decode(encoding))
+            return json.loads(file.read().decode(encoding))
         except (ValueError, UnicodeDecodeError) as exc:
             raise _Refused(f"it is not valid JSON: {_reason(exc)}") from None
-    return set(value) if isinstance(value, dict) else set()
 
 
-def _json_records_sample(path, text, kwargs, limits, table) -> dict:
+def _json_object_shape(value) -> tuple[str | None, str | None]:
+    """How a top-level JSON object holds its table: read_json's orient for it, or the key a
+    list of records sits under (an API's {"data": [...]})."""
+    if not isinstance(value, dict):
+        return None, None
+    keys = set(value)
+    if {"schema", "data"} <= keys:
+        return "table", None
+    if {"columns", "data"} <= keys:
+        return "split", None
+    lists = [
+        key for key, item in value.items() if isinstance(item, list) and item and isinstance(item[0], dict)
+    ]
+    if len(lists) == 1 and not all(isinstance(item, dict) for item in value.values()):
+        return None, lists[0]
+    inner = [item for item in value.values() if isinstance(item, dict)]
+    if inner and len(inner) == len(value):
+        # {"0": {"a": 1}, "1": {"a": 2}}: rows keyed by index, where pandas' default (columns)
+        # would make each row a column.
+        outer_numbers = all(str(key).lstrip("-").isdigit() for key in value)
+        inner_numbers = all(str(key).lstrip("-").isdigit() for item in inner[:20] for key in item)
+        if outer_numbers and not inner_numbers:
+            return "index", None
+    return None, None
+
+
+def _json_records_sample(path, text, kwargs, limits, table, notes) -> dict:
     """A big list of records: parse records off the head, estimate the rest by size."""
     import os
 
@@ -1115,7 +1144,11 @@ def _json_records_sample(path, text, kwargs, limits, table) -> dict:
     table["load"] = _call("pd.read_json", path, kwargs)
     table["rows"] = int(len(records) * os.path.getsize(path) / max(1, len(text[:at].encode())))
     table["rows_exact"], table["sampled"], table["sample_rows"] = False, True, len(records)
-    _fill_from_frame(table, frame, limits, [])
+    notes.append(
+        f"rows of {path} are estimated: it is too large to parse whole here, so its first "
+        f"{len(records)} records were read and the rest reckoned from its size"
+    )
+    _fill_from_frame(table, frame, limits, notes)
     return table
 
 
