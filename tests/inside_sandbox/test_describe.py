@@ -316,3 +316,38 @@ def test_an_empty_file_is_said_to_be_empty(describe):
 
 def test_a_missing_file_is_said_to_be_missing(describe):
     assert describe("never-written.csv").report["error"] == "data/never-written.csv is not in the sandbox"
+
+
+def test_records_wrapped_in_an_object_are_found_under_their_key(describe):
+    content = b'{"page": 1, "data": [{"id": 1, "who": {"name": "a"}}, {"id": 2, "who": {"name": "b"}}]}'
+    described = describe("api.json", content)
+    table = described.table
+    assert (
+        table["load"]
+        == "pd.json_normalize(__import__('json').load(open('data/api.json', encoding='utf-8'))['data'])"
+    )
+    assert "the records of data/api.json are under its key 'data'" in described.report["notes"]
+    assert described.loaded(table) == (2, 2)
+    assert described.value("list(_frame.columns)") == ["id", "who.name"]
+
+
+def test_rows_keyed_by_index_are_read_as_rows(describe, make_in_sandbox):
+    make_in_sandbox(FRAME + "frame.to_json('data/index.json', orient='index')")
+    described = describe("index.json")
+    assert described.table["load"] == "pd.read_json('data/index.json', orient='index')"
+    assert described.loaded(described.table) == (200, 4)
+
+
+def test_a_json_list_too_large_to_parse_whole_is_sampled_and_estimated(describe, make_in_sandbox):
+    make_in_sandbox(
+        "n = 2_000_000  # ids of one width: the estimate scales the head's bytes per record\n"
+        "frame = pd.DataFrame({'a': range(10**6, 10**6 + n), 'b': ['some text value'] * n})\n"
+        "frame.to_json('data/huge.json', orient='records')\n"
+    )
+    described = describe("huge.json", limits={"sample_rows": 1000})
+    table = described.table
+    assert (table["sampled"], table["sample_rows"], table["rows_exact"]) == (True, 1000, False)
+    assert 1_800_000 <= table["rows"] <= 2_200_000
+    assert [c["name"] for c in table["columns"]] == ["a", "b"]
+    assert any(note.startswith("rows of data/huge.json are estimated") for note in described.report["notes"])
+    described.run("import os; os.remove('data/huge.json')")
