@@ -415,6 +415,7 @@ def _table(path: str, sheet: str | None = None) -> dict:
         "sampled": False,
         "sample_rows": None,
         "columns": [],
+        "column_count": 0,  # all of them: "columns" describes at most _MAX_COLUMNS
         "detected": {},
         "load": None,
         "preview": {"columns": [], "rows": []},
@@ -1618,6 +1619,7 @@ def _fill_from_frame(table: dict, frame, limits: dict, notes: list) -> None:
             }
         )
     table["columns"] = described
+    table["column_count"] = len(columns)
     head = frame.iloc[: limits["preview_rows"], :_PREVIEW_COLUMNS]
     table["preview"] = {
         "columns": [_clip(name, _CELL_CHARS) for name in head.columns],
