@@ -38,7 +38,7 @@ def placing_worker(
     frozen_sandboxd: SandboxdProcess,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Callable[..., CeleryWorkerProcess]:
-    """A worker on that sandboxd, whose SDK waits 5 s for an answer; this test's placements go to it."""
+    """A worker on that sandboxd, whose SDK waits 15 s for an answer; this test's placements go to it."""
 
     def start(*, tries: int) -> CeleryWorkerProcess:
         worker = extra_worker(
@@ -47,7 +47,8 @@ def placing_worker(
             TEST_PLACE_BACKOFF="0.2",
             SANDBOXD_URL=frozen_sandboxd.url,
             SANDBOXD_TOKEN=frozen_sandboxd.token,
-            SANDBOXD_REQUEST_TIMEOUT="5",  # long enough for a new kernel (the summary context) to start
+            # Long enough for a new kernel (the describer's context) to start on a busy machine.
+            SANDBOXD_REQUEST_TIMEOUT="15",
         )
         place = tasks.place_file
         monkeypatch.setattr(place, "delay", lambda *args: place.apply_async(args, queue=worker.queues))
