@@ -46,7 +46,7 @@ import redis  # noqa: E402
 
 from benchmarks import harness  # noqa: E402
 from benchmarks.harness import load_average, step  # noqa: E402
-from benchmarks.sandbox import TEMPLATE_PYTHON, parents  # noqa: E402
+from benchmarks.sandbox import TEMPLATE_PYTHON, cpu_ticks, parents  # noqa: E402
 from sandboxes import Sandbox  # noqa: E402
 from tests.sandboxd_process import SandboxdProcess, free_port  # noqa: E402
 from tests.worker_process import CeleryWorkerProcess  # noqa: E402
@@ -550,6 +550,7 @@ class Figures:
     seen: float
     watch: Watch
     rss_before_kib: dict[str, int]
+    cpu_seconds: dict[str, float]  # CPU time each group used from the request to file_added
     hwm_kib: dict[str, int]
     load_during: str
     same_disk: bool
@@ -571,7 +572,10 @@ class DescriptionParts:
     timed inside the kernel (both the median of PART_RUNS)."""
 
     context_seconds: float
+    whole_seconds: float  # the describer as the worker runs it: a fresh context, main, closed
     describer_seconds: float
+    snapshot_seconds: float  # what follows every turn that ran code: the workdir, the file too
+    snapshot_bytes: int
 
 
 def env_limits(folder: Path) -> dict[str, Any]:
@@ -591,7 +595,7 @@ def description_parts(running: Stack, folder: Path, limits: dict[str, Any]) -> D
         f"{DESCRIBER.read_text()}\nimport json as _json, time as _time\n_started = _time.perf_counter()\n"
         f"main(_json.loads({request!r}))\nprint('@@seconds', _time.perf_counter() - _started)\n"
     )
-    contexts, describers = [], []
+    contexts, wholes, describers = [], [], []
     sandbox = Sandbox.connect(sandbox_id, url=server.url, token=server.token)
     try:
         for _ in range(PART_RUNS):
@@ -600,18 +604,30 @@ def description_parts(running: Stack, folder: Path, limits: dict[str, Any]) -> D
             context.run_code("1")
             context.close()
             contexts.append(time.perf_counter() - start)
+            start = time.perf_counter()
             context = sandbox.create_code_context()
             try:
                 stdout = context.run_code(code, timeout=120).stdout
             finally:
                 context.close()
+            wholes.append(time.perf_counter() - start)
             seconds = [line for line in stdout.splitlines() if line.startswith("@@seconds ")]
             if not seconds:
                 raise RuntimeError(f"the describer said no time: {stdout[-2000:]}")
             describers.append(float(seconds[-1].split()[1]))
+        start = time.perf_counter()
+        snapshot = sandbox.snapshot()
+        snapshot_seconds = time.perf_counter() - start
+        Sandbox.delete_snapshot(snapshot.snapshot_id, url=server.url, token=server.token)
     finally:
         sandbox.close()  # not killed: the session keeps it
-    return DescriptionParts(statistics.median(contexts), statistics.median(describers))
+    return DescriptionParts(
+        statistics.median(contexts),
+        statistics.median(wholes),
+        statistics.median(describers),
+        snapshot_seconds,
+        snapshot.size,
+    )
 
 
 def watched_processes(running: Stack) -> dict[str, list[int]]:
@@ -647,6 +663,7 @@ def measure(folder: Path) -> Figures:
         for pid in (pid for pids in processes.values() for pid in pids):
             reset_peak(pid)
         before = {group: max(status_kib(pid, "VmRSS") for pid in pids) for group, pids in processes.items()}
+        ticks = {group: sum(cpu_ticks(pid) for pid in pids) for group, pids in processes.items()}
         os.sync()
         step(f"uploading {size / 1e9:.2f} GB")
         load_start = load_average()
@@ -659,6 +676,11 @@ def measure(folder: Path) -> Figures:
             event, seen = wait_file_added(client, session_id, NAME, after)
             time.sleep(3 * POLL_SECONDS)
         hwm = {group: max(status_kib(pid, "VmHWM") for pid in pids) for group, pids in processes.items()}
+        hertz = os.sysconf("SC_CLK_TCK")
+        cpu = {
+            group: (sum(cpu_ticks(pid) for pid in pids) - ticks[group]) / hertz
+            for group, pids in processes.items()
+        }
         if event["payload"].get("size") != size:
             raise RuntimeError(f"file_added says {event['payload'].get('size')} bytes, {size} were sent")
         return Figures(
@@ -670,6 +692,7 @@ def measure(folder: Path) -> Figures:
             seen=seen,
             watch=watcher.seen,
             rss_before_kib=before,
+            cpu_seconds=cpu,
             hwm_kib=hwm,
             load_during=f"{load_start} → {load_average()}",
             same_disk=same_disk,
@@ -833,7 +856,11 @@ def parts(figures: Figures) -> str:
         f" {PART_RUNS}) | took |\n|---|---|\n"
         f"| A fresh code context made, `1` run in it, closed (the describer runs in one of its own)"
         f" | {parts.context_seconds:.2f} s |\n"
-        f"| The describer's `main` on the file, timed inside the kernel | {parts.describer_seconds:.2f} s |"
+        f"| The describer as the worker runs it: a fresh context, the describer's source run, closed"
+        f" | {parts.whole_seconds:.2f} s |\n"
+        f"| The describer's `main` on the file, timed inside the kernel | {parts.describer_seconds:.2f} s |\n"
+        "| Not part of the upload: a snapshot of the session's sandbox (what follows every turn that"
+        f" ran code), the file in it: {parts.snapshot_bytes / 1e9:.2f} GB | {parts.snapshot_seconds:.2f} s |"
     )
 
 
@@ -847,7 +874,7 @@ def stages(figures: Figures) -> str:
         if began is None or ended is None:
             lines.append(f"| {label} | not seen | | |")
             continue
-        took = ended - began
+        took = max(ended - began, 0.0)  # a stage seen ending a poll before its start began
         moves_the_file = not label.startswith(("→", "202", "`file_added`"))
         speed = mb_s(figures.size, took) if took > 0.05 and moves_the_file else ""
         lines.append(f"| {label} | {began - begin:.2f} s | {took:.2f} s | {speed} |")
@@ -857,15 +884,18 @@ def stages(figures: Figures) -> str:
 def memory(figures: Figures) -> str:
     watch = figures.watch
     lines = [
-        "| Process | RSS before | peak RSS during (VmHWM) | growth | sampled peak (VmRSS) |",
-        "|---|---|---|---|---|",
+        "| Process | RSS before | peak RSS during (VmHWM) | growth | sampled peak (VmRSS) | CPU time used |",
+        "|---|---|---|---|---|---|",
     ]
     for group in ("web", "worker", "sandboxd"):
         before, peak = figures.rss_before_kib[group], figures.hwm_kib[group]
         sampled = watch.rss_peak_kib.get(group, 0)
-        lines.append(f"| {group} | {mib(before)} | {mib(peak)} | +{mib(peak - before)} | {mib(sampled)} |")
+        cpu = f"{figures.cpu_seconds[group]:.1f} s"
+        lines.append(
+            f"| {group} | {mib(before)} | {mib(peak)} | +{mib(peak - before)} | {mib(sampled)} | {cpu} |"
+        )
     kernels = watch.rss_peak_kib.get("sandboxes", 0)
-    lines.append(f"| the sandboxes' processes (kernels), together | | | | {mib(kernels)} |")
+    lines.append(f"| the sandboxes' processes (kernels), together | | | | {mib(kernels)} | |")
     return "\n".join(lines)
 
 
@@ -933,7 +963,8 @@ def footnote() -> str:
         f" {POLL_SECONDS * 1000:.0f} ms the files the web process and the worker hold open"
         " (/proc/<pid>/fd and fdinfo), MEDIA_ROOT and the sandbox's workdir; a stage ends when its file"
         " reached the whole size (or stopped growing). Peak RSS: each process's VmHWM, reset"
-        " (clear_refs) just before the upload; the worker's figure is its largest process."
+        " (clear_refs) just before the upload; the worker's figure is its largest process. CPU time:"
+        " user + system, from the request to `file_added` (the worker's: all its processes)."
     )
 
 
