@@ -351,3 +351,10 @@ def test_a_json_list_too_large_to_parse_whole_is_sampled_and_estimated(describe,
     assert [c["name"] for c in table["columns"]] == ["a", "b"]
     assert any(note.startswith("rows of data/huge.json are estimated") for note in described.report["notes"])
     described.run("import os; os.remove('data/huge.json')")
+
+
+def test_a_name_with_quotes_and_spaces_still_makes_a_load_call_that_works(describe):
+    described = describe('l\'été "2023".csv', CITIES.encode())
+    table = described.table
+    assert table["path"] == 'data/l\'été "2023".csv'
+    assert described.loaded(table) == (3, 3)

@@ -153,3 +153,11 @@ def test_real_workbooks_from_frictionless(describe):
     assert described.loaded(table) == (table["rows"], len(table["columns"]))
     described = describe("cast.xls", fetched("cast-int-to-string-issue-1251.xls"))
     assert described.loaded(described.table) == (described.table["rows"], len(described.table["columns"]))
+
+
+def test_an_xlsm_is_read_like_an_xlsx(describe, make_in_sandbox):
+    make_in_sandbox("pd.DataFrame({'a': [1, 2], 'b': ['x', 'y']}).to_excel('data/macros.xlsm', index=False)")
+    described = describe("macros.xlsm")
+    assert described.report["format"] == "excel"
+    assert described.table["load"] == "pd.read_excel('data/macros.xlsm')"
+    assert described.loaded(described.table) == (2, 2)
