@@ -161,3 +161,25 @@ def test_an_xlsm_is_read_like_an_xlsx(describe, make_in_sandbox):
     assert described.report["format"] == "excel"
     assert described.table["load"] == "pd.read_excel('data/macros.xlsm')"
     assert described.loaded(described.table) == (2, 2)
+
+
+def test_a_large_sheet_with_a_recorded_dimension_is_counted_from_it(describe, make_in_sandbox):
+    make_in_sandbox(
+        "import openpyxl\n"
+        "book = openpyxl.Workbook()\n"
+        "sheet = book.active\n"
+        "sheet.append(['day', 'sales'])\n"
+        "for i in range(2500):\n"
+        "    sheet.append([i, i * 2.5])\n"
+        "book.save('data/dimensioned.xlsx')\n"
+    )
+    described = describe("dimensioned.xlsx", limits={"sample_rows": 200})
+    table = described.table
+    assert (table["rows"], table["rows_exact"], table["sampled"], table["sample_rows"]) == (
+        2500,
+        False,
+        True,
+        200,
+    )
+    assert any("from the sheet's recorded size" in note for note in described.report["notes"])
+    assert described.loaded(table) == (2500, 2)
