@@ -18,6 +18,10 @@ const PHASES = {
   saving: "Saving the kernel…",
 };
 
+function readingFiles(paths) {
+  return `Reading ${paths.map((path) => path.split("/").pop()).join(", ")}…`;
+}
+
 function waitingForTheModel({ retry, retries }) {
   return `Waiting for the model (retry ${retry} of ${retries})…`;
 }
@@ -56,6 +60,7 @@ export class StatusBar {
     if (!shown) this.activity.textContent = "";
     else if (this.turns.waiting) this.activity.textContent = `${PHASES.saving} Yours starts next.`;
     else if (phase === "retrying") this.activity.textContent = waitingForTheModel(this.turns.retry);
+    else if (phase === "reading") this.activity.textContent = readingFiles(this.turns.reading);
     else if (phase !== "cell") this.activity.textContent = PHASES[phase];
     else {
       const tick = () => (this.activity.textContent = `${PHASES.cell} ${seconds(Date.now() - since)}`);

@@ -3,7 +3,8 @@
 
 // phase: "queued" (asked, not started), "thinking" (waiting for the model), "retrying" (the
 // model failed before answering and is asked again: `retry` says which of how many), "writing"
-// (the model's text streams in), "cell" (code runs), "saving" (the turn's work is done and the
+// (the model's text streams in), "reading" (the turn waits for uploads still being read into the
+// sandbox: `reading` names them), "cell" (code runs), "saving" (the turn's work is done and the
 // kernel is being snapshotted; a turn asked for meanwhile waits for it, in `waiting`); null when
 // no turn runs.
 export class Turns extends EventTarget {
@@ -14,6 +15,7 @@ export class Turns extends EventTarget {
   kind = null; // the running turn's: "chat" or "cell"
   current = null; // the running turn's id
   retry = null; // while retrying: the model_retry payload ({retry, retries, delay, reason})
+  reading = []; // while reading: the paths of the uploads the turn waits for
 
   /** A turn asked for while the running one saves the kernel: it starts when that ends. */
   get waiting() {
@@ -47,6 +49,15 @@ export class Turns extends EventTarget {
       case "model_retry":
         this.retry = payload;
         return this.enter("retrying", at);
+      case "files_waiting":
+        this.reading = (payload?.files ?? []).map((file) => file.path);
+        return this.enter("reading", at);
+      case "file_added":
+      case "file_removed":
+        if (this.phase !== "reading") return undefined;
+        this.reading = this.reading.filter((path) => path !== payload?.path);
+        if (this.reading.length) return this.changed();
+        return this.enter(this.kind === "chat" ? "thinking" : "cell", at);
       case "assistant_delta":
         return this.phase === "writing" ? undefined : this.enter("writing", at);
       case "assistant_message":
@@ -76,6 +87,7 @@ export class Turns extends EventTarget {
 
   enter(phase, at) {
     if (phase !== "retrying") this.retry = null;
+    if (phase !== "reading") this.reading = [];
     this.phase = phase;
     this.since = at;
     this.changed();

@@ -380,3 +380,40 @@ def test_a_question_right_after_an_upload_is_answered_knowing_the_file(
         assert column in system, f"the model's first request names column {column!r}"
     assert "decimal" in system
     assert Event.objects.filter(session=session, type="files_waiting").count() == len(waited)
+
+
+# Every text the status bar shows while the turn runs, in order, however briefly.
+RECORD_STATUS = """() => {
+  window.statusSeen = [];
+  const bar = document.querySelector("[data-testid=running-status]");
+  new MutationObserver(() => {
+    if (window.statusSeen.at(-1) !== bar.textContent) window.statusSeen.push(bar.textContent);
+  }).observe(bar, { childList: true, characterData: true, subtree: true });
+}"""
+
+
+def test_the_status_bar_says_which_files_a_question_waits_for(
+    stack, web, browser, alice_login, media, settings
+):
+    """An upload whose placement no worker has started yet (its queue is behind): the turn reads
+    it itself first, and the status bar says so until the model is asked."""
+    from django.core.files.base import ContentFile
+    from playwright.sync_api import expect
+
+    stack.script(anthropic_text("Four regions."))
+    page = alice_login()
+    session = open_session(page)
+    content = made_files.SALES_CSV
+    settings.MEDIA_ROOT = media  # the worker's
+    data_file = DataFile(session=session, name="sales.csv", path="data/sales.csv", size=len(content))
+    data_file.stored.save("sales.csv", ContentFile(content))  # placing, never sent
+    page.evaluate(RECORD_STATUS)
+    composer = page.get_by_test_id("composer-input")
+    composer.fill("What is in the file?")
+    composer.press("Enter")
+    expect(page.get_by_test_id("assistant-message")).to_contain_text("Four regions.", timeout=LONG)
+    seen = page.evaluate("window.statusSeen")
+    assert "Reading sales.csv…" in seen, seen
+    after = seen[seen.index("Reading sales.csv…") + 1 :]
+    assert after[:1] == ["Thinking…"] and "Writing…" in after, seen  # the model is asked once it is read
+    assert "data/sales.csv" in stack.requests[0].json["system"]
