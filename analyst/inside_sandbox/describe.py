@@ -621,7 +621,8 @@ def _detect_encoding(head: bytes, extra: bytes, *, utf8: bool = True) -> str:
     telling = b"\n".join(line for line in sample.splitlines() if not line.isascii())
     import charset_normalizer
 
-    results = charset_normalizer.from_bytes(sample[: 192 << 10] + b"\n" + telling[: 64 << 10])
+    judged = sample[: 192 << 10] + b"\n" + telling[: 64 << 10]
+    results = charset_normalizer.from_bytes(judged)
     best = results.best()
     if best is None:
         raise _Refused("the file is not text in any common encoding")
@@ -647,7 +648,20 @@ def _detect_encoding(head: bytes, extra: bytes, *, utf8: bool = True) -> str:
         windows = [r for r in results if r.encoding.startswith("cp125") and r.chaos <= best.chaos + 0.1]
         if windows:
             return windows[0].encoding
+        # The detector may drop cp1252 altogether for a few signs it finds odd (n°, €, ’) while
+        # the words read better in it: then the language decides.
+        western = charset_normalizer.from_bytes(judged, cp_isolation=["cp1252"], threshold=1.0).best()
+        if western is not None and western.coherence >= best.coherence and _reads_strictly(sample, "cp1252"):
+            return "cp1252"
     return best.encoding
+
+
+def _reads_strictly(sample: bytes, encoding: str) -> bool:
+    try:
+        _decode_strict(sample, encoding)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _reads_alike(sample: bytes, encoding: str, other: str) -> bool:

@@ -56,6 +56,19 @@ def test_a_real_french_export_from_frictionless_is_cp1252_with_semicolons(descri
     assert described.loaded(table) == (table["rows"], len(table["columns"])) == (882, 17)
 
 
+def test_signs_only_cp1252_has_do_not_make_it_a_mac_code_page(describe):
+    """charset-normalizer drops cp1252 for this (n°, €, ’ read as odd) and offers mac_latin2,
+    which turns "Cœur de bœuf" into "Cúur de búuf": the words decide (the browser test's file)."""
+    rows = "".join(f"Cœur de bœuf n°{i};légumes;{i},50;Île-de-France;l’été, 5 €\n" for i in range(1, 41))
+    described = describe(
+        "marché.csv", ("produit;catégorie;prix;région;commentaire\n" + rows).encode("cp1252")
+    )
+    assert described.table["detected"]["encoding"] == "cp1252"
+    assert described.table["preview"]["rows"][0][0] == "Cœur de bœuf n°1"
+    assert described.loaded(described.table) == (40, 5)
+    assert described.value("_frame['commentaire'].iloc[0]") == "l’été, 5 €"
+
+
 def test_a_tiny_latin1_file_is_read_as_cp1252(describe):
     described = describe("latin1.csv", fetched("latin1.csv"))
     assert described.table["detected"]["encoding"] == "cp1252"
