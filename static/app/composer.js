@@ -16,8 +16,9 @@ const MODES = {
 };
 
 export class Composer {
-  constructor({ api, apiBase, models, model, unavailable, turns }) {
-    Object.assign(this, { api, apiBase, turns });
+  /** files: the files panel, whose uploads still being sent a question waits for (or null). */
+  constructor({ api, apiBase, models, model, unavailable, turns, files = null }) {
+    Object.assign(this, { api, apiBase, turns, files });
     this.sending = false;
     this.unavailable = unavailable; // why the session's model cannot answer here; "" when it can
 
@@ -48,6 +49,8 @@ export class Composer {
     this.sendReason = el("span", { class: "send-reason", testid: "send-reason", attrs: { role: "status" } });
     this.errorBox = el("p", { class: "composer-error", attrs: { role: "alert" } });
     this.errorBox.hidden = true;
+    this.waiting = el("p", { class: "composer-waiting", testid: "composer-waiting", attrs: { role: "status" } });
+    this.waiting.hidden = true;
     this.form = el(
       "form",
       { class: "composer" },
@@ -65,7 +68,7 @@ export class Composer {
       ),
     );
     this.element = el("div", { class: "composer-area" });
-    this.element.append(this.form, this.errorBox);
+    this.element.append(this.form, this.waiting, this.errorBox);
 
     this.form.addEventListener("submit", (e) => {
       e.preventDefault();
@@ -132,6 +135,7 @@ export class Composer {
     this.showSendState();
     this.showError("");
     try {
+      await this.waitForUploads();
       const body = code ? { code: text } : { content: text };
       const answer = await this.api.post(`${this.apiBase}/${code ? "cells" : "messages"}`, body);
       if (this.input.value === text) this.input.value = ""; // keep what was typed meanwhile
@@ -180,6 +184,20 @@ export class Composer {
     if (!running) {
       this.stopButton.disabled = false;
       this.stopButton.textContent = "Stop";
+    }
+  }
+
+  /** A question sent while a file is still uploading would reach a model that has not heard of
+   * it: it goes once the file is at the server (whose turn then waits for it to be read). */
+  async waitForUploads() {
+    const unsent = this.files?.unsent ?? [];
+    if (!unsent.length) return;
+    this.waiting.textContent = `Sends once ${unsent.join(", ")} ${unsent.length > 1 ? "are" : "is"} uploaded…`;
+    this.waiting.hidden = false;
+    try {
+      await this.files.sent();
+    } finally {
+      this.waiting.hidden = true;
     }
   }
 

@@ -23,7 +23,8 @@ export class FilesPanel {
     this.rows = new Map(); // key (see keyOf) → FileRow, kept across refreshes
     this.entries = []; // the last listing, with what events told us since
     this.queue = []; // files picked or dropped, not yet sent
-    this.sending = false;
+    this.sending = null; // the upload whose bytes are on their way, if any
+    this.whenIdle = []; // resolvers of sent(): called once nothing is left to send
     this.fresh = null; // the key of our upload sent last: its preview opens once it is described
     this.recheck = null; // the timer that lists again while an upload is still being read
     this.rechecks = 0;
@@ -119,12 +120,22 @@ export class FilesPanel {
     this.sendNext();
   }
 
+  /** The names of the files not yet wholly sent: the server knows nothing of them yet. */
+  get unsent() {
+    return [this.sending, ...this.queue].filter(Boolean).map((item) => item.file.name);
+  }
+
+  /** Resolves once every file picked so far has been sent (or refused). */
+  sent() {
+    return this.unsent.length ? new Promise((resolve) => this.whenIdle.push(resolve)) : Promise.resolve();
+  }
+
   async sendNext() {
     if (this.sending) return;
-    this.sending = true;
     try {
       while (this.queue.length) {
         const item = this.queue.shift();
+        this.sending = item;
         item.start();
         try {
           const answer = await this.api.upload(this.upload.url, item.file, (fraction) => item.progress(fraction));
@@ -139,7 +150,8 @@ export class FilesPanel {
         this.refresh();
       }
     } finally {
-      this.sending = false;
+      this.sending = null;
+      for (const resolve of this.whenIdle.splice(0)) resolve();
     }
   }
 

@@ -43,6 +43,7 @@ if (owner) {
     model: config.model,
     unavailable: config.modelUnavailable ?? "",
     turns,
+    files,
   });
   dock.append(composer.element);
 }

@@ -417,3 +417,40 @@ def test_the_status_bar_says_which_files_a_question_waits_for(
     after = seen[seen.index("Reading sales.csv…") + 1 :]
     assert after[:1] == ["Thinking…"] and "Writing…" in after, seen  # the model is asked once it is read
     assert "data/sales.csv" in stack.requests[0].json["system"]
+
+
+def test_a_question_sent_while_its_file_is_still_uploading_goes_once_the_file_is_there(
+    stack, web, browser, alice_login
+):
+    """Until its bytes are at the server nothing there knows of the file: the page holds the
+    question until then (the upload's request is held here, as a slow link would)."""
+    from playwright.sync_api import expect
+
+    stack.script(anthropic_text("Four regions."))
+    page = alice_login()
+    session = open_session(page)
+    held = []
+
+    def hold_uploads(route):
+        if route.request.method == "POST":
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route(f"**/api/sessions/{session.id}/files", hold_uploads)
+    page.get_by_test_id("upload-input").set_input_files(
+        files=[{"name": "sales.csv", "mimeType": "text/csv", "buffer": made_files.SALES_CSV}]
+    )
+    page.wait_for_function("() => document.querySelector('[data-testid=upload-progress]') !== null")
+    while not held:
+        page.wait_for_timeout(50)
+    composer = page.get_by_test_id("composer-input")
+    composer.fill("What is in the file?")
+    composer.press("Enter")
+    expect(page.get_by_test_id("composer-waiting")).to_have_text("Sends once sales.csv is uploaded…")
+    assert not session.turns.exists(), "the question was sent before its file"
+    held[0].continue_()
+    expect(page.get_by_test_id("assistant-message")).to_contain_text("Four regions.", timeout=LONG)
+    expect(page.get_by_test_id("composer-waiting")).to_be_hidden()
+    system = stack.requests[0].json["system"]
+    assert "data/sales.csv" in system and "unit_price (float64" in system
