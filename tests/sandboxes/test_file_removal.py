@@ -68,9 +68,9 @@ def test_removing_what_is_not_there_says_so(sandbox):
 
 
 @pytest.mark.asyncio
-async def test_the_async_sdk_removes_too(sandbox):
+async def test_the_async_sdk_removes_too(sandbox, sandboxd):
     sandbox.files.write("data/a.csv", b"1")
-    connected = await AsyncSandbox.connect(sandbox.sandbox_id)
+    connected = await AsyncSandbox.connect(sandbox.sandbox_id, url=sandboxd.url, token=sandboxd.token)
     try:
         await connected.files.remove("data/a.csv")
     finally:
