@@ -12,7 +12,7 @@ from typing import Any
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
-from analyst import events, file_reports, placement_queue, uploads
+from analyst import events, file_reports, placement_queue
 from analyst.agent.session_kernel import SessionKernel
 from analyst.file_reading import describe_in
 from analyst.models import AnalysisSession, DataFile
@@ -37,13 +37,20 @@ def place(data_file_id: int) -> None:
     sandbox = kernel.sandbox()
     with data_file.stored.open("rb") as content:
         sandbox.files.write(data_file.path, content)
-    uploads.described(data_file, describe_in(sandbox, data_file))
-    if not DataFile.objects.filter(id=data_file.id, placement=DataFile.Placement.PLACING).update(
-        placement=DataFile.Placement.READY, placement_error=""
-    ):
-        return  # deleted while it was read
-    data_file.placement = DataFile.Placement.READY
-    events.append(session.id, "file_added", file_reports.upload_entry(data_file))
+    if ready(data_file, describe_in(sandbox, data_file)):
+        events.append(session.id, "file_added", file_reports.upload_entry(data_file))
+
+
+def ready(data_file: DataFile, description: dict[str, Any]) -> bool:
+    """The file is in the sandbox: store what was found in it and what the model is told of it.
+    False when it was deleted meanwhile."""
+    data_file.description = description
+    data_file.rows, data_file.columns = file_reports.first_table_shape(description)
+    data_file.summary = file_reports.summary(data_file.path, description)
+    data_file.placement, data_file.placement_error = DataFile.Placement.READY, ""
+    fields = ("description", "rows", "columns", "summary", "placement", "placement_error")
+    placing = DataFile.objects.filter(id=data_file.id, placement=DataFile.Placement.PLACING)
+    return bool(placing.update(**{field: getattr(data_file, field) for field in fields}))
 
 
 def place_or_retry(data_file_id: int, *, tries: int, retry: Callable[[float], BaseException]) -> None:

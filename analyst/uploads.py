@@ -17,7 +17,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.http import Http404
 
-from analyst import events, file_reports, placement_queue
+from analyst import events, placement_queue
 from analyst.artifacts import save_whole
 from analyst.file_reading import is_packed
 from analyst.models import AnalysisSession, DataFile
@@ -198,11 +198,3 @@ def sandbox_paths(data_file: DataFile) -> list[str]:
     if is_packed(data_file):
         return [data_file.path, data_file.path[: -len(".zip")]]
     return [data_file.path]
-
-
-def described(data_file: DataFile, description: dict[str, Any]) -> None:
-    """Store what the sandbox found, and what the model is told of it."""
-    data_file.description = description
-    data_file.rows, data_file.columns = file_reports.first_table_shape(description)
-    data_file.summary = file_reports.summary(data_file.path, description)
-    data_file.save(update_fields=["description", "rows", "columns", "summary"])
