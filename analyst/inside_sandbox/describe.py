@@ -58,7 +58,7 @@ _FORMAT_NAMES = {
     "feather": "a Feather/Arrow file",
     "zip": "a zip archive",
 }
-_PASSWORD = "the workbook is password-protected; save it without a password and upload it again"
+_PROTECTED_WORKBOOK = "the workbook is password-protected; save it without a password and upload it again"
 
 
 class _Refused(Exception):
@@ -139,6 +139,61 @@ def _describe_path(
 ) -> None:
     """Fill ``report`` (format, compression, sheets, tables, notes) for one file; raise _Refused
     when the file as a whole cannot be read."""
+    notes = report["notes"]
+    fmt, kind, compression, load_compression = _file_format(path, notes)
+    if fmt == "zip" and in_zip:
+        raise _Refused("a zip inside the zip is not unpacked; upload it on its own")
+    report["format"] = fmt
+    report["compression"] = "zip" if fmt == "zip" else compression
+    tables = report["tables"]
+    if fmt == "csv":
+        tables.append(
+            _guard(
+                path,
+                None,
+                _csv_table,
+                path,
+                compression,
+                load_compression,
+                options=options,
+                limits=limits,
+                budget=budget,
+                notes=notes,
+            )
+        )
+    elif fmt == "jsonl":
+        tables.append(
+            _guard(
+                path,
+                None,
+                _jsonl_table,
+                path,
+                compression,
+                load_compression,
+                options=options,
+                limits=limits,
+                budget=budget,
+                notes=notes,
+            )
+        )
+    elif fmt == "json":
+        tables.append(
+            _guard(path, None, _json_table, path, compression, load_compression, limits=limits, notes=notes)
+        )
+    elif fmt == "parquet":
+        tables.append(_guard(path, None, _parquet_table, path, compression, limits))
+    elif fmt == "feather":
+        tables.append(_guard(path, None, _feather_table, path, compression, kind, limits))
+    elif fmt == "excel":
+        _excel_tables(path, compression, options=options, limits=limits, budget=budget, report=report)
+    elif fmt == "zip":
+        _zip_tables(path, options, limits, budget, report)
+
+
+def _file_format(path: str, notes: list) -> tuple[str, str, str | None, str | None]:
+    """What ``path`` holds, from its name and its first bytes: (format, kind, compression, the
+    compression the load call must name). Raise _Refused when it is not a file that can be
+    read as a table, or not what its name says."""
     import os
 
     name = os.path.basename(path).lower()
@@ -159,7 +214,7 @@ def _describe_path(
         compression = "gzip"
     elif kind == "gzip" and declared in ("csv", "json", "jsonl", None):
         compression = load_compression = "gzip"
-        report["notes"].append(f"{path} is gzip-compressed although its name does not end in .gz")
+        notes.append(f"{path} is gzip-compressed although its name does not end in .gz")
     if compression:
         head = _gunzip_head(path)
         kind, looks = _looks_like(head, None)
@@ -167,54 +222,7 @@ def _describe_path(
     if fmt is None:
         raise _Refused(f"{path} is not a kind of file that can be read as a table: it {looks}")
     _check_matches(path, fmt, kind, looks, compression)
-    if fmt == "zip" and in_zip:
-        raise _Refused("a zip inside the zip is not unpacked; upload it on its own")
-    report["format"] = fmt
-    report["compression"] = "zip" if fmt == "zip" else compression
-    if fmt == "csv":
-        report["tables"].append(
-            _guard(
-                path,
-                None,
-                _csv_table,
-                path,
-                compression,
-                load_compression,
-                options,
-                limits,
-                budget,
-                report["notes"],
-            )
-        )
-    elif fmt == "jsonl":
-        report["tables"].append(
-            _guard(
-                path,
-                None,
-                _jsonl_table,
-                path,
-                compression,
-                load_compression,
-                options,
-                limits,
-                budget,
-                report["notes"],
-            )
-        )
-    elif fmt == "json":
-        report["tables"].append(
-            _guard(
-                path, None, _json_table, path, compression, load_compression, limits, budget, report["notes"]
-            )
-        )
-    elif fmt == "parquet":
-        report["tables"].append(_guard(path, None, _parquet_table, path, compression, limits))
-    elif fmt == "feather":
-        report["tables"].append(_guard(path, None, _feather_table, path, compression, kind, limits))
-    elif fmt == "excel":
-        _excel_tables(path, compression, options, limits, budget, report)
-    elif fmt == "zip":
-        _zip_tables(path, options, limits, budget, report)
+    return fmt, kind, compression, load_compression
 
 
 def _looks_like(head: bytes, path: str | None) -> tuple[str, str]:
@@ -360,7 +368,7 @@ def _check_matches(path: str, fmt: str, kind: str, looks: str, compression: str 
         "zip": {"zip"},
     }[fmt]
     if kind == "encrypted" and fmt == "excel":
-        raise _Refused(_PASSWORD)
+        raise _Refused(_PROTECTED_WORKBOOK)
     if kind in expected:
         return
     if kind == "damaged-zip" and fmt in ("excel", "zip"):
@@ -388,10 +396,10 @@ def _gunzip_head(path: str) -> bytes:
         raise _Refused(f"{path} is a damaged gzip file ({_reason(exc)})") from None
 
 
-def _guard(path: str, sheet: str | None, build, *args) -> dict:
-    """The table ``build(*args)`` makes, or a table holding the reason it could not."""
+def _guard(path: str, sheet: str | None, build, *args, **kwargs) -> dict:
+    """The table ``build(*args, **kwargs)`` makes, or a table holding the reason it could not."""
     try:
-        return build(*args)
+        return build(*args, **kwargs)
     except _Refused as refused:
         table = _table(path, sheet)
         table["error"] = str(refused)
@@ -426,7 +434,7 @@ def _table(path: str, sheet: str | None = None) -> dict:
 # --- CSV and other delimited text -------------------------------------------------------------
 
 
-def _csv_table(path, compression, load_compression, options, limits, budget, notes) -> dict:
+def _csv_table(path, compression, load_compression, *, options, limits, budget, notes) -> dict:
     """One delimited-text table: detect, build the read_csv call, prove it on the sample, and
     count the rows of a file larger than the sample."""
     table = _table(path)
@@ -579,8 +587,8 @@ def _chosen_encoding(option, head: bytes, extra: bytes) -> str:
             _decode_strict(extra, str(option))
         except UnicodeDecodeError as exc:
             raise _Refused(
-                f"the file is not {option}: byte 0x{exc.object[exc.start]:02x} at offset {exc.start} cannot be decoded "
-                "(leave the encoding empty to detect it)"
+                f"the file is not {option}: byte 0x{exc.object[exc.start]:02x} at offset {exc.start} "
+                "cannot be decoded (leave the encoding empty to detect it)"
             ) from None
         return str(option) if name not in ("utf-8",) else "utf-8"
     return _detect_encoding(head, extra)
@@ -594,6 +602,18 @@ def _decode_strict(data: bytes, encoding: str) -> str:
 
 def _detect_encoding(head: bytes, extra: bytes, *, utf8: bool = True) -> str:
     """The encoding of a text sample: BOM first, then strict UTF-8, then charset-normalizer."""
+    marked = _marked_encoding(head)
+    if marked:
+        return marked
+    sample = head + b"\n" + extra
+    if utf8 and _reads_strictly(sample, "utf-8"):
+        return "utf-8"
+    return _guessed_encoding(sample)
+
+
+def _marked_encoding(head: bytes) -> str | None:
+    """The encoding a sample's first bytes show (a BOM, or UTF-16's zero bytes), if any; raise
+    _Refused for binary data."""
     import codecs
 
     if head.startswith(codecs.BOM_UTF8):
@@ -607,13 +627,14 @@ def _detect_encoding(head: bytes, extra: bytes, *, utf8: bool = True) -> str:
         return no_bom
     if b"\x00" in head[:8192]:
         raise _Refused("the file holds binary data, not text")
-    sample = head + b"\n" + extra
-    if utf8:
-        try:
-            _decode_strict(sample, "utf-8")
-            return "utf-8"
-        except UnicodeDecodeError:
-            pass
+    return None
+
+
+def _guessed_encoding(sample: bytes) -> str:
+    """The encoding charset-normalizer finds for a sample that is not UTF-8 (or was not to be
+    taken for it), leaning to cp1252 wherever the detector cannot tell."""
+    import codecs
+
     # The detector reads the head and, above all, the lines holding non-ASCII bytes (where
     # encodings differ). Single-byte code pages often tie on such a sample (cp1250, cp1257 and
     # cp775 read "é" as well as cp1252 does); a tie, or a sample too small to judge, goes to
@@ -692,7 +713,8 @@ def _decode_head(head: bytes, encoding: str, whole: bool) -> str:
         text = codecs.getincrementaldecoder(encoding)().decode(head, final=whole)
     except UnicodeDecodeError as exc:
         raise _Refused(
-            f"the file is not {encoding}: byte 0x{exc.object[exc.start]:02x} at offset {exc.start} cannot be decoded"
+            f"the file is not {encoding}: byte 0x{exc.object[exc.start]:02x} at offset {exc.start} "
+            "cannot be decoded"
         ) from None
     if not whole:
         text = text[: text.rfind("\n") + 1] or text
@@ -782,9 +804,11 @@ def _header_position(records, typed, option) -> tuple[int, bool]:
     filled = [sum(1 for cell in cells if _text(cell).strip()) for _, cells in records]
     if not any(filled):
         return 0, True
-    widths = [len(cells) for (_, cells), count in zip(records, filled) if count]
+    widths = [len(cells) for (_, cells), count in zip(records, filled, strict=True) if count]
     width = collections.Counter(widths).most_common(1)[0][0]
-    full = sorted(count for (_, cells), count in zip(records, filled) if count and len(cells) == width)
+    full = sorted(
+        count for (_, cells), count in zip(records, filled, strict=True) if count and len(cells) == width
+    )
     typical = full[len(full) // 2] if full else max(filled)
     start = next(
         (
@@ -848,6 +872,31 @@ def _is_typed(value) -> bool:
 
 def _number_style(rows: list[list[str]], delimiter: str) -> tuple[str, str | None]:
     """The decimal mark and thousands separator the numbers in ``rows`` use."""
+    seen, spaces = _number_kinds(rows)
+    comma = seen["comma_dec"] + seen["dot_thousands_comma_dec"] + (seen["space_thousands"] if spaces else 0)
+    dot = seen["dot_dec"] + seen["comma_thousands_dot_dec"]
+    if comma > dot:
+        decimal = ","
+    elif dot:
+        decimal = "."
+    elif seen["ambiguous_comma"] and delimiter == ";":
+        decimal = ","  # "1,234" in a semicolon file: European, so a decimal comma
+    else:
+        decimal = "."
+    if decimal == ",":
+        if seen["dot_thousands_comma_dec"] or seen["dot_thousands"] or seen["ambiguous_dot"]:
+            return ",", "."
+        if spaces:
+            return ",", spaces.most_common(1)[0][0]
+        return ",", None
+    if seen["comma_thousands_dot_dec"] or seen["comma_thousands"] or seen["ambiguous_comma"]:
+        return ".", ","
+    return ".", None
+
+
+def _number_kinds(rows: list[list[str]]):
+    """How often each way of writing a number appears in the columns of ``rows`` that hold
+    numbers, and the spaces used as thousands separators (two Counters)."""
     import collections
     import re
 
@@ -878,25 +927,7 @@ def _number_style(rows: list[list[str]], delimiter: str) -> tuple[str, str | Non
         if not kinds or sum(1 for k in kinds if k) < 0.8 * len(kinds):
             continue  # not a column of numbers
         seen.update(k for k in kinds if k)
-    comma = seen["comma_dec"] + seen["dot_thousands_comma_dec"] + (seen["space_thousands"] if spaces else 0)
-    dot = seen["dot_dec"] + seen["comma_thousands_dot_dec"]
-    if comma > dot:
-        decimal = ","
-    elif dot:
-        decimal = "."
-    elif seen["ambiguous_comma"] and delimiter == ";":
-        decimal = ","  # "1,234" in a semicolon file: European, so a decimal comma
-    else:
-        decimal = "."
-    if decimal == ",":
-        if seen["dot_thousands_comma_dec"] or seen["dot_thousands"] or seen["ambiguous_dot"]:
-            return ",", "."
-        if spaces:
-            return ",", spaces.most_common(1)[0][0]
-        return ",", None
-    if seen["comma_thousands_dot_dec"] or seen["comma_thousands"] or seen["ambiguous_comma"]:
-        return ".", ","
-    return ".", None
+    return seen, spaces
 
 
 def _chosen_decimal(option) -> str:
@@ -916,7 +947,8 @@ def _read_csv_checked(path: str, kwargs: dict, nrows: int, encoding: str, notes:
         return pd.read_csv(path, nrows=nrows, **kwargs), kwargs
     except UnicodeDecodeError as exc:
         raise _Refused(
-            f"the file is not {encoding}: byte 0x{exc.object[exc.start]:02x} cannot be decoded (choose another encoding)"
+            f"the file is not {encoding}: byte 0x{exc.object[exc.start]:02x} cannot be decoded "
+            "(choose another encoding)"
         ) from None
     except pd.errors.EmptyDataError:
         raise _Refused("it holds no table: no columns were found") from None
@@ -927,7 +959,8 @@ def _read_csv_checked(path: str, kwargs: dict, nrows: int, encoding: str, notes:
         expected, line, saw = match.groups()
         kwargs = {**kwargs, "on_bad_lines": "skip"}
         notes.append(
-            f"line {line} of {path} has {saw} fields where {expected} were expected; such lines are skipped (on_bad_lines='skip')"
+            f"line {line} of {path} has {saw} fields where {expected} were expected; "
+            "such lines are skipped (on_bad_lines='skip')"
         )
         return pd.read_csv(path, nrows=nrows, **kwargs), kwargs
 
@@ -964,15 +997,16 @@ def _count_lines(
     with open(path, "rb") as raw:
         file = gzip.GzipFile(fileobj=raw, mode="rb") if compression == "gzip" else raw
         if name.startswith(("utf-16", "utf-32")):
-            _count_text_lines(file, raw, codecs.getincrementaldecoder(encoding)(), result, budget, reserve)
+            decoder = codecs.getincrementaldecoder(encoding)()
+            _count_text_lines(file, raw, decoder, result, budget=budget, reserve=reserve)
         else:
             utf8 = prove_utf8 and name in ("utf-8", "utf-8-sig")
-            _count_byte_lines(file, raw, utf8, blanks, result, budget, reserve)
+            _count_byte_lines(file, raw, result, utf8=utf8, blanks=blanks, budget=budget, reserve=reserve)
     return result
 
 
 def _count_byte_lines(
-    file, raw, utf8: bool, blanks: bool, result: dict, budget: _Budget, reserve: float
+    file, raw, result: dict, *, utf8: bool, blanks: bool, budget: _Budget, reserve: float
 ) -> None:
     """Newlines counted with numpy over a reused buffer; UTF-8 proven chunk by chunk (a chunk of
     pure ASCII at no cost); blank lines counted only when the sample showed some between rows
@@ -1034,7 +1068,7 @@ def _utf8_prove(chunk, carry: bytes) -> bytes:
     return bytes(chunk[start + used :])
 
 
-def _count_text_lines(file, raw, decoder, result: dict, budget: _Budget, reserve: float) -> None:
+def _count_text_lines(file, raw, decoder, result: dict, *, budget: _Budget, reserve: float) -> None:
     """UTF-16 and UTF-32: a newline is not one byte, so count in decoded text."""
     edge, last = "\n", "\n"
     while chunk := file.read(_COUNT_CHUNK):
@@ -1058,7 +1092,7 @@ def _count_text_lines(file, raw, decoder, result: dict, budget: _Budget, reserve
 # --- JSON ---------------------------------------------------------------------------------------
 
 
-def _json_table(path, compression, load_compression, limits, budget, notes) -> dict:
+def _json_table(path, compression, load_compression, *, limits, notes) -> dict:
     import os
 
     import pandas as pd
@@ -1072,7 +1106,7 @@ def _json_table(path, compression, load_compression, limits, budget, notes) -> d
         kwargs["compression"] = load_compression
     text = _decode_head(head, encoding, True).lstrip()
     if os.path.getsize(path) > _JSON_WHOLE_BYTES and text.startswith("["):
-        return _json_records_sample(path, text, kwargs, limits, table, notes)
+        return _json_records_sample(path, text, kwargs, table=table, limits=limits, notes=notes)
     orient, wrapped = None, None
     if text.startswith("{"):
         orient, wrapped = _json_object_shape(_json_value(path, compression, encoding))
@@ -1090,7 +1124,8 @@ def _json_table(path, compression, load_compression, limits, budget, notes) -> d
             frame = pd.read_json(path, **kwargs)
         except ValueError as exc:
             raise _Refused(
-                f"it is not JSON that makes a table (a list of records or an object of columns): {_reason(exc)}"
+                "it is not JSON that makes a table (a list of records or an object of columns): "
+                f"{_reason(exc)}"
             ) from None
         load = _call("pd.read_json", path, kwargs)
     table["load"] = load
@@ -1135,7 +1170,7 @@ def _json_object_shape(value) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _json_records_sample(path, text, kwargs, limits, table, notes) -> dict:
+def _json_records_sample(path, text, kwargs, *, table, limits, notes) -> dict:
     """A big list of records: parse records off the head, estimate the rest by size."""
     import os
 
@@ -1167,7 +1202,7 @@ def _json_records_sample(path, text, kwargs, limits, table, notes) -> dict:
     return table
 
 
-def _jsonl_table(path, compression, load_compression, options, limits, budget, notes) -> dict:
+def _jsonl_table(path, compression, load_compression, *, options, limits, budget, notes) -> dict:
     import pandas as pd
 
     table = _table(path)
@@ -1198,7 +1233,8 @@ def _jsonl_table(path, compression, load_compression, options, limits, budget, n
         rows = int(rows * count["size"] / max(1, count["bytes_read"]))
         table["rows_exact"] = False
         notes.append(
-            f"rows of {path} are estimated from the first {_size(count['bytes_read'])}: counting every line took longer than the time budget"
+            f"rows of {path} are estimated from the first {_size(count['bytes_read'])}: "
+            "counting every line took longer than the time budget"
         )
     table["rows"] = max(rows, len(frame))
     return table
@@ -1304,7 +1340,7 @@ def _feather_table(path, compression, kind, limits) -> dict:
 # --- Excel --------------------------------------------------------------------------------------
 
 
-def _excel_tables(path, compression, options, limits, budget, report) -> None:
+def _excel_tables(path, compression, *, options, limits, budget, report) -> None:
     import zipfile
 
     import pandas as pd
@@ -1317,7 +1353,7 @@ def _excel_tables(path, compression, options, limits, budget, report) -> None:
         raise _Refused(f"{path} is a damaged Excel workbook ({_reason(exc)})") from None
     except Exception as exc:  # noqa: BLE001 - openpyxl and xlrd raise many kinds
         if "encrypt" in str(exc).lower() or "password" in str(exc).lower():
-            raise _Refused(_PASSWORD) from None
+            raise _Refused(_PROTECTED_WORKBOOK) from None
         raise _Refused(f"{path} could not be read as an Excel workbook ({_reason(exc)})") from None
     with workbook:
         names = [str(name) for name in workbook.sheet_names]
@@ -1352,18 +1388,18 @@ def _excel_tables(path, compression, options, limits, budget, report) -> None:
                     workbook,
                     path,
                     name,
-                    compression,
-                    header_option,
-                    len(names),
-                    limits,
-                    budget,
-                    notes,
+                    compression=compression,
+                    header_option=header_option,
+                    sheet_count=len(names),
+                    limits=limits,
+                    budget=budget,
+                    notes=notes,
                 )
             )
 
 
 def _sheet_table(
-    workbook, path, name, compression, header_option, sheet_count, limits, budget, notes
+    workbook, path, name, *, compression, header_option, sheet_count, limits, budget, notes
 ) -> dict:
     table = _table(path, name)
     rows_head, width, total = _sheet_head(workbook, name)
@@ -1456,90 +1492,122 @@ def _sheet_head(workbook, name: str) -> tuple[list | None, int, int | None]:
 def _zip_tables(path, options, limits, budget, report) -> None:
     """Unpack a zip's members to data/<zip stem>/..., refusing bombs, path escapes and links,
     then describe each member as its own table(s)."""
-    import os
-    import shutil
-    import stat
     import zipfile
 
-    notes = report["notes"]
     try:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
         raise _Refused(f"{path} is a damaged zip archive ({_reason(exc)})") from None
     with archive:
-        members = []
-        for info in archive.infolist():
-            name = info.filename.replace("\\", "/")
-            if (
-                info.is_dir()
-                or name.startswith("__MACOSX/")
-                or os.path.basename(name) in (".DS_Store", "Thumbs.db")
-            ):
-                continue
-            parts = name.split("/")
-            if name.startswith("/") or ".." in parts or (len(parts[0]) == 2 and parts[0][1] == ":"):
-                raise _Refused(
-                    f"{path} is refused: its member {info.filename!r} would be unpacked outside its folder"
-                )
-            if stat.S_ISLNK(info.external_attr >> 16):
-                raise _Refused(f"{path} is refused: its member {info.filename!r} is a symbolic link")
-            if any(ord(ch) < 32 for ch in name):
-                raise _Refused(f"{path} is refused: a member's name holds control characters")
-            if info.flag_bits & 0x1:
-                raise _Refused(f"{path} is password-protected; zip it again without a password")
-            members.append((info, [part for part in parts if part not in ("", ".")]))
-        if not members:
-            raise _Refused(f"{path} holds no files")
-        if len(members) > limits["max_members"]:
-            raise _Refused(
-                f"{path} holds {len(members)} files; at most {limits['max_members']} are unpacked. Zip fewer files together"
-            )
-        total = sum(info.file_size for info, _ in members)
-        if total > limits["max_unpacked_bytes"]:
-            raise _Refused(
-                f"{path} is refused: it would unpack to {_size(total)}, more than the limit of {_size(limits['max_unpacked_bytes'])}"
-            )
-        for info, _ in members:
-            ratio = info.file_size / max(1, info.compress_size)
-            if info.file_size > (1 << 20) and ratio > limits["max_ratio"]:
-                raise _Refused(
-                    f"{path} is refused as a likely zip bomb: {info.filename!r} would unpack to {ratio:.0f} times its packed size "
-                    f"(the limit is {limits['max_ratio']})"
-                )
-        stem = os.path.basename(path)
-        stem = stem[: -len(".zip")] if stem.lower().endswith(".zip") else stem + "_files"
-        folder = os.path.join(os.path.dirname(path), stem)
-        if os.path.lexists(folder) and (os.path.islink(folder) or not os.path.isdir(folder)):
-            raise _Refused(f"{folder} already exists and is not a folder; rename the zip and upload it again")
-        free = shutil.disk_usage(os.path.dirname(path) or ".").free
-        if total > free:
-            raise _Refused(f"{path} would unpack to {_size(total)} but the sandbox has {_size(free)} free")
+        members = _zip_members(archive, path)
+        total = _unpacked_size(path, members, limits)
+        folder = _unpack_folder(path, total)
         extracted = _unpack_all(archive, members, path, folder, limits)
     for target in extracted:
-        member_report = _empty_report()
-        if budget.over():
-            table = _table(target)
-            table["error"] = "it was unpacked but not described: the time budget ran out"
-            report["tables"].append(table)
+        _describe_member(target, options, limits, budget, report)
+
+
+def _zip_members(archive, path: str) -> list[tuple]:
+    """The files in ``archive`` worth unpacking, as (info, the parts of the path to unpack it
+    to); raise _Refused for a member that would escape its folder, a link, a name holding
+    control characters, a password, or no files at all."""
+    import os
+    import stat
+
+    members = []
+    for info in archive.infolist():
+        name = info.filename.replace("\\", "/")
+        if (
+            info.is_dir()
+            or name.startswith("__MACOSX/")
+            or os.path.basename(name) in (".DS_Store", "Thumbs.db")
+        ):
             continue
-        name = os.path.basename(target).lower()
-        inner = name[:-3] if name.endswith(".gz") else name
-        if os.path.splitext(inner)[1] not in _FORMATS:
-            notes.append(f"{target} was unpacked but is not a kind of file read as a table")
-            continue
-        if os.path.splitext(inner)[1] == ".zip":
-            notes.append(
-                f"{target} is a zip inside the zip; it is not unpacked further (upload it on its own)"
+        parts = name.split("/")
+        if name.startswith("/") or ".." in parts or (len(parts[0]) == 2 and parts[0][1] == ":"):
+            raise _Refused(
+                f"{path} is refused: its member {info.filename!r} would be unpacked outside its folder"
             )
-            continue
-        try:
-            _describe_path(target, options, limits, budget, member_report, in_zip=True)
-        except _Refused as refused:
-            table = _table(target)
-            table["error"] = str(refused)
-            member_report["tables"] = [table]
-        report["tables"].extend(member_report["tables"])
-        notes.extend(member_report["notes"])
+        if stat.S_ISLNK(info.external_attr >> 16):
+            raise _Refused(f"{path} is refused: its member {info.filename!r} is a symbolic link")
+        if any(ord(ch) < 32 for ch in name):
+            raise _Refused(f"{path} is refused: a member's name holds control characters")
+        if info.flag_bits & 0x1:
+            raise _Refused(f"{path} is password-protected; zip it again without a password")
+        members.append((info, [part for part in parts if part not in ("", ".")]))
+    if not members:
+        raise _Refused(f"{path} holds no files")
+    return members
+
+
+def _unpacked_size(path: str, members: list[tuple], limits: dict) -> int:
+    """What ``members`` unpack to, all together, as their headers say; raise _Refused for too
+    many members, too large a total, or a member that looks like a zip bomb."""
+    if len(members) > limits["max_members"]:
+        raise _Refused(
+            f"{path} holds {len(members)} files; at most {limits['max_members']} are unpacked. "
+            "Zip fewer files together"
+        )
+    total = sum(info.file_size for info, _ in members)
+    if total > limits["max_unpacked_bytes"]:
+        raise _Refused(
+            f"{path} is refused: it would unpack to {_size(total)}, "
+            f"more than the limit of {_size(limits['max_unpacked_bytes'])}"
+        )
+    for info, _ in members:
+        ratio = info.file_size / max(1, info.compress_size)
+        if info.file_size > (1 << 20) and ratio > limits["max_ratio"]:
+            raise _Refused(
+                f"{path} is refused as a likely zip bomb: {info.filename!r} would unpack to "
+                f"{ratio:.0f} times its packed size (the limit is {limits['max_ratio']})"
+            )
+    return total
+
+
+def _unpack_folder(path: str, total: int) -> str:
+    """The folder a zip unpacks to (data/<zip stem>), once it is known that ``total`` bytes fit
+    on the disk and that nothing but a folder already has that name."""
+    import os
+    import shutil
+
+    stem = os.path.basename(path)
+    stem = stem[: -len(".zip")] if stem.lower().endswith(".zip") else stem + "_files"
+    folder = os.path.join(os.path.dirname(path), stem)
+    if os.path.lexists(folder) and (os.path.islink(folder) or not os.path.isdir(folder)):
+        raise _Refused(f"{folder} already exists and is not a folder; rename the zip and upload it again")
+    free = shutil.disk_usage(os.path.dirname(path) or ".").free
+    if total > free:
+        raise _Refused(f"{path} would unpack to {_size(total)} but the sandbox has {_size(free)} free")
+    return folder
+
+
+def _describe_member(target: str, options: dict, limits: dict, budget: _Budget, report: dict) -> None:
+    """Add the tables (and notes) of one unpacked member to the zip's ``report``."""
+    import os
+
+    notes = report["notes"]
+    if budget.over():
+        table = _table(target)
+        table["error"] = "it was unpacked but not described: the time budget ran out"
+        report["tables"].append(table)
+        return
+    name = os.path.basename(target).lower()
+    inner = name[:-3] if name.endswith(".gz") else name
+    if os.path.splitext(inner)[1] not in _FORMATS:
+        notes.append(f"{target} was unpacked but is not a kind of file read as a table")
+        return
+    if os.path.splitext(inner)[1] == ".zip":
+        notes.append(f"{target} is a zip inside the zip; it is not unpacked further (upload it on its own)")
+        return
+    member_report = _empty_report()
+    try:
+        _describe_path(target, options, limits, budget, member_report, in_zip=True)
+    except _Refused as refused:
+        table = _table(target)
+        table["error"] = str(refused)
+        member_report["tables"] = [table]
+    report["tables"].extend(member_report["tables"])
+    notes.extend(member_report["notes"])
 
 
 def _unpack_all(archive, members: list, path: str, folder: str, limits: dict) -> list[str]:
@@ -1619,7 +1687,8 @@ def _fill_from_frame(table: dict, frame, limits: dict, notes: list) -> None:
     columns = list(frame.columns)
     if len(columns) > _MAX_COLUMNS:
         notes.append(
-            f"{table['path']}{_sheet_label(table)} has {len(columns)} columns; only the first {_MAX_COLUMNS} are described"
+            f"{table['path']}{_sheet_label(table)} has {len(columns)} columns; "
+            f"only the first {_MAX_COLUMNS} are described"
         )
     described = []
     for index, name in enumerate(columns[:_MAX_COLUMNS]):
