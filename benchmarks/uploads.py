@@ -757,7 +757,7 @@ def table(figures: Figures) -> str:
         ),
         row(
             "Upload-to-described throughput ÷ cp's",
-            f"{ratio:.2f}×",
+            f"{ratio:.2g}×",
             "1×",
             f"≥ {THROUGHPUT_RATIO}×",
             ratio >= THROUGHPUT_RATIO,
