@@ -4,6 +4,7 @@ process at a time."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from analyst.models import AnalysisSession, DataFile, Event, KernelSnapshot, Tur
 from sandboxes import (
     Execution,
     ExecutionError,
+    FileNotFound,
     Sandbox,
     SandboxError,
     SandboxExpired,
@@ -155,7 +157,8 @@ class SessionKernel:
         for payload in removed.values_list("payload", flat=True):
             for path in payload.get("paths", []):
                 if path not in present:
-                    self._sandbox.files.remove(path)
+                    with contextlib.suppress(FileNotFound):  # never in this snapshot
+                        self._sandbox.files.remove(path)
 
     def run(self, code: str, **handlers: Any) -> Execution:
         """Run a cell, in a replaced sandbox if the session's one vanished since we connected.

@@ -41,9 +41,15 @@ def test_a_file_deleted_after_the_snapshot_stays_deleted_when_it_is_restored(sta
     assert upload(api, session, "keep.csv", made_files.SALES_CSV).status_code == 202
     doomed = upload(api, session, "doomed.csv", made_files.SALES_CSV).json()["file"]
     added(session, "keep.csv"), added(session, "doomed.csv")
+    run_cell(api, session, "kept = 41")
     assert files_in_data(api, session) == "['doomed.csv', 'keep.csv']"  # a turn that ran code: saved
     assert KernelSnapshot.objects.filter(session=session).exists()
-    assert api.delete(f"/api/sessions/{session.id}/files/{doomed['id']}").status_code == 200
+    # One uploaded after the snapshot and deleted before the restore was never in it.
+    late = upload(api, session, "late.csv", made_files.SALES_CSV).json()["file"]
+    added(session, "late.csv")
+    for gone in (doomed, late):
+        assert api.delete(f"/api/sessions/{session.id}/files/{gone['id']}").status_code == 200
     kill_sandbox(session)
     assert files_in_data(api, session) == "['keep.csv']"
     assert session.events.filter(type="kernel_restored").exists()
+    assert stdout_of_last_turn(run_cell(api, session, "print(kept + 1)")) == "42\n"  # restored, not fresh
