@@ -195,7 +195,7 @@ print(os.path.getsize({path!r}), digest.hexdigest())
 @pytest.mark.timeout(180)
 @pytest.mark.xfail(
     raises=HeldWhole,
-    reason="daphne holds a request body whole in memory, about ten times over for a multipart one:"
+    reason="daphne holds a request body whole in memory, about twelve times over for a multipart one:"
     " twisted.web's Request.requestReceived parses it with the email package (into args nobody"
     " reads), and daphne queues the whole body for the app at once",
 )
