@@ -146,7 +146,8 @@ def big_stack(transactional_db: None, big_sandboxd: SandboxdProcess) -> Iterator
         SANDBOXD_TOKEN=big_sandboxd.token,
         ANALYST_MAX_UPLOAD="1G",
     )
-    worker = CeleryWorkerProcess(log_path=media.parent / f"{media.name}-worker.log", env=env, queues=queue)
+    logs = Path(tempfile.mkdtemp(prefix="celery-big-upload-"))  # kept, as the other workers' are
+    worker = CeleryWorkerProcess(log_path=logs / "worker.log", env=env, queues=queue)
     try:
         worker.start()
         with daphne(env, name="big-upload") as url:
