@@ -360,11 +360,15 @@ def manage(env: dict[str, str], *args: str) -> str:
     ).stdout.strip()
 
 
-# The web server: the project's (daphne), or uvicorn to compare (BENCH_WEB_SERVER=uvicorn).
-WEB_SERVER = os.environ.get("BENCH_WEB_SERVER", "daphne")
+# The web server: the project's own (scripts/web, as `make run` starts it; daphne before there
+# was one), or another to compare it with (BENCH_WEB_SERVER=daphne or uvicorn).
+SCRIPT = ROOT / "scripts" / "web"
+WEB_SERVER = os.environ.get("BENCH_WEB_SERVER", "scripts/web" if SCRIPT.exists() else "daphne")
 
 
 def web_command(port: int) -> list[str]:
+    if WEB_SERVER == "scripts/web":
+        return [str(SCRIPT), "127.0.0.1", str(port)]  # it execs the server: its pid is ours
     if WEB_SERVER == "uvicorn":
         return [str(ROOT / ".venv" / "bin" / "uvicorn"), "--host", "127.0.0.1", "--port", str(port),
                 "--lifespan", "off", "config.asgi:application"]  # fmt: skip
@@ -445,7 +449,7 @@ def stack(folder: Path) -> Iterator[Stack]:
         worker = CeleryWorkerProcess(log_path=folder / "worker.log", env=env)
         exits.callback(worker.stop)
         worker.start()
-        process, url = exits.enter_context(web(env, folder / f"{WEB_SERVER}.log"))
+        process, url = exits.enter_context(web(env, folder / "web.log"))
         workdirs = server.view(server.data_dir / "sandboxes")
         yield Stack(server, worker, process, url, token, media, workdirs)
 
