@@ -15,4 +15,4 @@ RUN python -m venv /app/.venv \
     && python -m sandboxes.templates build --dir /app/var/templates
 
 EXPOSE 8000 8787
-CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "config.asgi:application"]
+CMD ["scripts/web", "0.0.0.0", "8000"]

@@ -59,5 +59,6 @@ def serve(config: ServerConfig) -> None:
         port=config.port,
         log_level="info",
         access_log=False,
+        loop="asyncio",  # pyzmq's asyncio sockets are only tested on the standard loop
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,  # then running cells are stopped
     )

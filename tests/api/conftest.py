@@ -18,10 +18,10 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from analyst.models import AnalysisSession, ApiToken
-from tests.daphne_process import daphne
 from tests.fakes.model_server import ScriptedModelServer
 from tests.integration.conftest import LEASE_SECONDS, database_url
 from tests.sandboxd_process import SandboxdProcess
+from tests.web_process import web_server
 from tests.worker_process import CeleryWorkerProcess
 
 BOUNDARY = "api-test-boundary-7f3a"
@@ -166,6 +166,6 @@ def stack(
 
 @pytest.fixture(scope="package")
 def asgi_server(django_db_setup: None) -> Iterator[str]:
-    """daphne serving config.asgi on a free port, on the test database; yields its base URL."""
-    with daphne(server_env(), name="api-test") as url:
+    """The web server (config.asgi) on a free port, on the test database; yields its base URL."""
+    with web_server(server_env(), name="api-test") as url:
         yield url

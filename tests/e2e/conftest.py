@@ -1,4 +1,4 @@
-"""The whole app in a real browser: daphne (ASGI: pages, static files, WebSockets), a Celery
+"""The whole app in a real browser: the web server (uvicorn: pages, static files, WebSockets), a Celery
 worker, Redis, sandboxd and a scripted model, driven by Playwright in Debian's Chromium.
 
 Screenshots go to test-output/e2e/ (CI keeps that folder).
@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from django.conf import settings
 
-from tests.daphne_process import daphne
 from tests.fakes.model_server import ScriptedModelServer
 from tests.integration.conftest import database_url
 from tests.sandboxd_process import ROOT, SandboxdProcess, free_port
+from tests.web_process import web_server
 from tests.worker_process import CeleryWorkerProcess
 
 CHROMIUM = "/usr/bin/chromium"
@@ -75,8 +75,8 @@ def worker(app_env: dict[str, str]) -> Iterator[CeleryWorkerProcess]:
 
 @pytest.fixture(scope="package")
 def web(app_env: dict[str, str], worker: CeleryWorkerProcess) -> Iterator[str]:
-    """daphne serving config.asgi on a free port; yields its base URL."""
-    with daphne(app_env, name="e2e") as url:
+    """The web server serving config.asgi on a free port; yields its base URL."""
+    with web_server(app_env, name="e2e") as url:
         yield url
 
 

@@ -18,15 +18,15 @@ from django.test import Client
 
 from analyst import events
 from analyst.models import AnalysisSession
-from tests.daphne_process import daphne
 from tests.integration.conftest import database_url
+from tests.web_process import web_server
 
 HEARTBEAT_SECONDS = 1  # so the page gives up after 2.5 s of silence
 
 
 @pytest.fixture(scope="module")
 def pausable_web(django_db_setup: None) -> Iterator[tuple[str, int]]:
-    """A daphne of this module's own, heartbeating every second: (base URL, its pid)."""
+    """A web server of this module's own, heartbeating every second: (base URL, its pid)."""
     env = {
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "SECRET_KEY": settings.SECRET_KEY,  # the login cookie the test makes must hold there
@@ -34,21 +34,21 @@ def pausable_web(django_db_setup: None) -> Iterator[tuple[str, int]]:
         "REDIS_URL": settings.REDIS_URL,
         "ANALYST_HEARTBEAT_INTERVAL": str(HEARTBEAT_SECONDS),
     }
-    with daphne(env, name="e2e-reconnect") as url:
-        yield url, daphne_pid(int(url.rsplit(":", 1)[1]))
+    with web_server(env, name="e2e-reconnect") as url:
+        yield url, web_server_pid(int(url.rsplit(":", 1)[1]))
 
 
-def daphne_pid(port: int) -> int:
-    """Our child daphne serving ``port``."""
+def web_server_pid(port: int) -> int:
+    """Our child web server (scripts/web execs uvicorn) serving ``port``."""
     for proc in Path("/proc").iterdir():
         try:
             args = (proc / "cmdline").read_bytes().split(b"\0")
             parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             continue
-        if parent == os.getpid() and any(a.endswith(b"daphne") for a in args) and str(port).encode() in args:
+        if parent == os.getpid() and any(a.endswith(b"uvicorn") for a in args) and str(port).encode() in args:
             return int(proc.name)
-    raise LookupError(f"no daphne of ours on port {port}")
+    raise LookupError(f"no web server of ours on port {port}")
 
 
 @pytest.fixture

@@ -11,10 +11,10 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from analyst.models import AnalysisSession
-from tests.daphne_process import daphne
 from tests.faults.websocket_client import WebSocket
 from tests.integration.conftest import database_url
 from tests.redis_process import RedisProcess
+from tests.web_process import web_server
 
 HEARTBEAT_SECONDS = 0.5  # the live views' tick in these tests
 
@@ -40,7 +40,7 @@ def faulty_redis_layer(faulty_redis: RedisProcess, settings: Any) -> RedisProces
 def web_on_faulty_redis(
     transactional_db: None, faulty_redis_layer: RedisProcess, settings: Any
 ) -> Iterator[str]:
-    """daphne on the test database and the test's own Redis, ticking every HEARTBEAT_SECONDS;
+    """The web server on the test database and the test's own Redis, ticking every HEARTBEAT_SECONDS;
     yields its ws:// base URL."""
     env = {
         "DJANGO_SETTINGS_MODULE": "config.settings",
@@ -50,7 +50,7 @@ def web_on_faulty_redis(
         "MEDIA_ROOT": str(settings.MEDIA_ROOT),
         "ANALYST_HEARTBEAT_INTERVAL": str(HEARTBEAT_SECONDS),
     }
-    with daphne(env, name="faults") as url:
+    with web_server(env, name="faults") as url:
         yield url.replace("http://", "ws://")
 
 
@@ -62,7 +62,7 @@ def live_view_session(transactional_db: None) -> tuple[Any, AnalysisSession]:
 
 @pytest.fixture
 def open_live_view(web_on_faulty_redis: str) -> Iterator[Callable[..., WebSocket]]:
-    """open_live_view(path, user=None, after=0): a WebSocket to the test's daphne, closed after."""
+    """open_live_view(path, user=None, after=0): a WebSocket to the test's web server, closed after."""
     opened: list[WebSocket] = []
 
     def open_socket(path: str, user: Any = None, *, after: int = 0) -> WebSocket:

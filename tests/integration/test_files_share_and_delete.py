@@ -35,7 +35,7 @@ def test_files_the_code_writes_are_listed_and_download(stack, api, session):
 
 
 def test_a_large_output_is_streamed_not_held_whole(stack, api, session):
-    """Over ASGI, as daphne serves it, a 16 MiB file passes through in pieces: at no moment does
+    """Over ASGI, as the web server serves it, a 16 MiB file passes through in pieces: at no moment does
     the web process hold anything near the whole file."""
     size = 16 << 20
     run_cell(api, session, f"open('big.bin', 'wb').write(bytes(range(256)) * {size // 256})")

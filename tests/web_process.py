@@ -1,4 +1,4 @@
-"""Run daphne (config.asgi: pages, static files, the API, WebSockets) as a subprocess for tests."""
+"""Run the web server (scripts/web: config.asgi under uvicorn) as a subprocess for tests."""
 
 from __future__ import annotations
 
@@ -16,14 +16,14 @@ from tests.sandboxd_process import ROOT, free_port
 
 
 @contextlib.contextmanager
-def daphne(env: dict[str, str], *, name: str) -> Iterator[str]:
-    """daphne on a free port with ``env`` added to ours; yields its base URL, stops it after."""
+def web_server(env: dict[str, str], *, name: str) -> Iterator[str]:
+    """The web server on a free port with ``env`` added to ours, started as `make run` starts
+    it; yields its base URL, stops it after."""
     port = free_port()
-    log_path = Path(tempfile.mkdtemp(prefix=f"daphne-{name}-")) / "daphne.log"
+    log_path = Path(tempfile.mkdtemp(prefix=f"web-{name}-")) / "web.log"
     with log_path.open("ab") as log:
         process = subprocess.Popen(
-            [str(ROOT / ".venv" / "bin" / "daphne"), "-b", "127.0.0.1", "-p", str(port),
-             "config.asgi:application"],
+            [str(ROOT / "scripts" / "web"), "127.0.0.1", str(port)],
             cwd=ROOT, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
@@ -32,7 +32,7 @@ def daphne(env: dict[str, str], *, name: str) -> Iterator[str]:
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
             process.wait()
-            raise RuntimeError(f"daphne did not start:\n{log_path.read_text(errors='replace')}")
+            raise RuntimeError(f"the web server did not start:\n{log_path.read_text(errors='replace')}")
         time.sleep(0.1)
     try:
         yield url
