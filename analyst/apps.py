@@ -1,5 +1,11 @@
+from pathlib import Path
+
 from django.apps import AppConfig
+from django.conf import settings
 
 
 class AnalystConfig(AppConfig):
     name = "analyst"
+
+    def ready(self) -> None:
+        Path(settings.FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)  # Django does not make it
