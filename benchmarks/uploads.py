@@ -820,7 +820,8 @@ def stage_rows(figures: Figures) -> list[tuple[str, float | None, float | None]]
                 at(spooled, end=False),
             ),
             (
-                "Django's ASGIHandler.read_body: the queued body into a SpooledTemporaryFile (TMPDIR)",
+                "Django's ASGIHandler.read_body: the queued body into a SpooledTemporaryFile"
+                " (FILE_UPLOAD_TEMP_DIR)",
                 at(spooled, end=False),
                 at(spooled),
             ),
@@ -829,7 +830,7 @@ def stage_rows(figures: Figures) -> list[tuple[str, float | None, float | None]]
         receive = [
             (
                 f"Client → {WEB_SERVER} → Django's ASGIHandler.read_body: the body streamed into a"
-                " SpooledTemporaryFile (TMPDIR)",
+                " SpooledTemporaryFile (FILE_UPLOAD_TEMP_DIR)",
                 sent.start,
                 at(spooled),
             ),
