@@ -37,15 +37,15 @@ def checked(output: str) -> dict[str, Any]:
     that is missing or malformed becomes one whose ``error`` says so."""
     line = output.strip().rsplit("\n", 1)[-1] if output.strip() else ""
     if not line:
-        return _failed("the sandbox sent no description of it")
+        return failed("the sandbox sent no description of it")
     if len(line) > MAX_REPORT:
-        return _failed("the sandbox's description of it was too large")
+        return failed("the sandbox's description of it was too large")
     try:
         report = json.loads(line)
     except ValueError:
-        return _failed("the sandbox's description of it was not readable")
+        return failed("the sandbox's description of it was not readable")
     if not isinstance(report, dict):
-        return _failed("the sandbox's description of it was not readable")
+        return failed("the sandbox's description of it was not readable")
     tables = report.get("tables")
     return {
         "format": _choice(report.get("format"), FORMATS),
@@ -60,11 +60,7 @@ def checked(output: str) -> dict[str, Any]:
 
 
 def failed(reason: str) -> dict[str, Any]:
-    """A description for a file the describer could not be run on at all."""
-    return _failed(reason)
-
-
-def _failed(reason: str) -> dict[str, Any]:
+    """A description for a file the describer could not be run on, or whose report is unusable."""
     return {"format": None, "compression": None, "sheets": None, "tables": [], "notes": [], "error": reason}
 
 
