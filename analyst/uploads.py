@@ -56,7 +56,7 @@ def check_upload(upload: UploadedFile) -> str:
         raise UploadRefused("the file name holds control characters; rename the file and try again")
     if not NAME.match(name) or ".." in name:
         raise UploadRefused(
-            "the file name may hold only letters, digits, spaces and . , ( ) + & ' - _,"
+            "the file name may hold only letters, digits, spaces and . , ( ) [ ] + & ' = @ # ~ - _,"
             " must not start with a dot or a sign, and is at most 120 characters"
         )
     if not name.lower().endswith(EXTENSIONS):

@@ -11,7 +11,7 @@ from tests.api.conftest import stored_files, upload
 
 GOOD = b"city,visits\nOslo,3\nLima,5\n"
 NAME_RULE = (
-    "the file name may hold only letters, digits, spaces and . , ( ) + & ' - _,"
+    "the file name may hold only letters, digits, spaces and . , ( ) [ ] + & ' = @ # ~ - _,"
     " must not start with a dot or a sign, and is at most 120 characters"
 )
 CONTROL_RULE = "the file name holds control characters; rename the file and try again"
