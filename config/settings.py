@@ -186,7 +186,7 @@ ANALYST_MAX_UPLOAD = envbytes("ANALYST_MAX_UPLOAD", 1 << 30)
 # stops after time_budget seconds (what is left is estimated, and said to be).
 ANALYST_READING_LIMITS = {
     "max_unpacked_bytes": envbytes("ANALYST_UNPACK_MAX", 2 << 30),
-    "max_ratio": envint("ANALYST_UNPACK_MAX_RATIO", 100),
+    "max_ratio": envint("ANALYST_UNPACK_MAX_RATIO", 200),  # a zip bomb packs ~1,000 to 1
     "max_members": envint("ANALYST_UNPACK_MAX_FILES", 100),
     "max_sheets": envint("ANALYST_READ_MAX_SHEETS", 30),
     "sample_bytes": 4 << 20,
