@@ -17,7 +17,7 @@ import pytest
 from django.conf import settings
 
 from tests.fakes.model_server import ScriptedModelServer
-from tests.integration.conftest import database_url
+from tests.integration.conftest import database_url, kill_session_sandboxes
 from tests.sandboxd_process import ROOT, SandboxdProcess, free_port
 from tests.web_process import web_server
 from tests.worker_process import CeleryWorkerProcess
@@ -98,10 +98,11 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def stack(
-    transactional_db: None, web: str, model_server: ScriptedModelServer
+    transactional_db: None, web: str, model_server: ScriptedModelServer, sandboxd: SandboxdProcess
 ) -> Iterator[ScriptedModelServer]:
     model_server.requests.clear()
     yield model_server
+    kill_session_sandboxes(sandboxd)
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from django.test import Client
 
 from analyst import events
 from analyst.models import AnalysisSession, ApiToken
+from sandboxes import Sandbox, SandboxError
 from tests.fakes.model_server import ScriptedModelServer
 from tests.sandboxd_process import SandboxdProcess
 from tests.worker_process import CeleryWorkerProcess
@@ -111,6 +112,18 @@ def stack(
     monkeypatch.setenv("SANDBOXD_TOKEN", sandboxd.token)
     model_server.requests.clear()
     yield model_server
+    kill_session_sandboxes(sandboxd)
+
+
+def kill_session_sandboxes(sandboxd: SandboxdProcess) -> None:
+    """The sandboxes the test's sessions made: gone, so that the run's shared sandboxd never
+    reaches its cap (its sandboxes would otherwise live out their hour-long TTL)."""
+    for sandbox_id in AnalysisSession.objects.exclude(sandbox_id="").values_list("sandbox_id", flat=True):
+        try:
+            with Sandbox.connect(sandbox_id, url=sandboxd.url, token=sandboxd.token):
+                pass  # leaving it kills it, and closes our connection
+        except SandboxError:
+            pass  # gone already (the test killed it, or it expired)
 
 
 @pytest.fixture
