@@ -146,27 +146,13 @@ def _describe_path(
     report["format"] = fmt
     report["compression"] = "zip" if fmt == "zip" else compression
     tables = report["tables"]
-    if fmt == "csv":
+    if fmt in ("csv", "jsonl"):  # text read line by line: the same inputs
+        reader = _csv_table if fmt == "csv" else _jsonl_table
         tables.append(
             _guard(
                 path,
                 None,
-                _csv_table,
-                path,
-                compression,
-                load_compression,
-                options=options,
-                limits=limits,
-                budget=budget,
-                notes=notes,
-            )
-        )
-    elif fmt == "jsonl":
-        tables.append(
-            _guard(
-                path,
-                None,
-                _jsonl_table,
+                reader,
                 path,
                 compression,
                 load_compression,
