@@ -2,7 +2,9 @@
 // (paged), then live over the WebSocket from the last seq seen; a lost connection reconnects
 // with backoff and carries on from there. The server sends a heartbeat every `interval` seconds
 // ({"type": "heartbeat", "seq": <the last seq it sent>, "interval": <seconds>}): a socket silent
-// for SILENT_HEARTBEATS of them counts as lost, even if it never closed.
+// for SILENT_HEARTBEATS of them counts as lost, even if it never closed. The view is "live" once
+// the first heartbeat (sent as the socket opens) has told the interval: a page that said "live" on
+// open alone would hold the default until then, and give up on a silent server late.
 import { ApiError } from "./api.js";
 
 const FIRST_DELAY = 500;
@@ -23,6 +25,7 @@ export class EventStream {
     this.delay = FIRST_DELAY;
     this.interval = FIRST_INTERVAL;
     this.silence = null; // the timer that gives up on a socket that has gone quiet
+    this.liveSocket = null; // the socket whose first heartbeat made the view live
   }
 
   start() {
@@ -42,11 +45,14 @@ export class EventStream {
     this.expectWithin(socket);
     socket.onopen = () => {
       this.delay = FIRST_DELAY;
-      this.onState("live");
     };
     socket.onmessage = (message) => {
-      this.receive(socket, message.data);
+      const heard = this.receive(socket, message.data);
       this.expectWithin(socket);
+      if (heard === "heartbeat" && socket !== this.liveSocket) {
+        this.liveSocket = socket;
+        this.onState("live");
+      }
     };
     socket.onclose = (close) => {
       clearTimeout(this.silence);
@@ -90,6 +96,7 @@ export class EventStream {
     return url;
   }
 
+  /** Handle one message; returns "heartbeat" for the server's heartbeat. */
   receive(socket, raw) {
     let event;
     try {
@@ -105,7 +112,7 @@ export class EventStream {
         this.askedAfter = null;
         this.askAgain(socket);
       }
-      return;
+      return "heartbeat";
     }
     if (!Number.isInteger(event?.seq) || event.seq <= this.last) return; // seen already
     if (event.seq > this.last + 1) {
