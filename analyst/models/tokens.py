@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import models
 
 PREFIX = "ada_"
+SHOWN = 8  # characters after PREFIX kept in clear, so a person can tell their tokens apart
 
 
 def hash_token(token: str) -> str:
@@ -17,12 +18,15 @@ def hash_token(token: str) -> str:
 
 class ApiToken(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, blank=True)  # blank only on tokens made before names
+    prefix = models.CharField(max_length=SHOWN, blank=True)  # the first SHOWN characters after PREFIX
     digest = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True)
 
     @classmethod
-    def issue(cls, user: object) -> tuple[ApiToken, str]:
+    def issue(cls, user: object, name: str = "") -> tuple[ApiToken, str]:
         """A new token for ``user``: (the stored record, the secret to show once)."""
         secret = PREFIX + secrets.token_urlsafe(32)
-        return cls.objects.create(user=user, digest=hash_token(secret)), secret
+        shown = secret[len(PREFIX) : len(PREFIX) + SHOWN]
+        return cls.objects.create(user=user, name=name, prefix=shown, digest=hash_token(secret)), secret

@@ -1,4 +1,5 @@
-"""`manage.py apitoken USER`: makes the user when needed, prints only a new working token."""
+"""`manage.py apitoken USER [--name NAME]`: makes the user when needed, prints only a new working
+token."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ from tests.api.conftest import server_env
 from tests.sandboxd_process import ROOT
 
 
-def apitoken(username: str) -> subprocess.CompletedProcess[str]:
+def apitoken(username: str, *options: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(ROOT / "manage.py"), "apitoken", username],
-        cwd=ROOT, env={**os.environ, **server_env()}, capture_output=True, text=True, timeout=60, check=True,
+        [sys.executable, str(ROOT / "manage.py"), "apitoken", username, *options],
+        cwd=ROOT, env={**os.environ, **server_env()}, capture_output=True, text=True, timeout=60, check=check,
     )  # fmt: skip
 
 
@@ -33,7 +34,8 @@ def test_it_creates_the_user_and_prints_a_working_token(transactional_db):
     assert "created user 'bob'" in run.stderr
     bob = get_user_model().objects.get(username="bob")
     assert not bob.has_usable_password()
-    assert ApiToken.objects.get().user == bob
+    record = ApiToken.objects.get()
+    assert (record.user, record.name, record.prefix) == (bob, "", token[4:12])
     assert works(token)
 
 
@@ -51,3 +53,18 @@ def test_an_existing_user_keeps_their_password(transactional_db):
     get_user_model().objects.create_user("carol", password="s3cret-pass")
     assert works(apitoken("carol").stdout.strip())
     assert get_user_model().objects.get(username="carol").check_password("s3cret-pass")
+
+
+def test_a_name_is_kept_trimmed_for_the_tokens_page(transactional_db):
+    token = apitoken("bob", "--name", "  nightly report  ").stdout.strip()
+    record = ApiToken.objects.get(user__username="bob")
+    assert (record.name, record.prefix) == ("nightly report", token[4:12])
+    assert works(token)
+
+
+def test_a_name_too_long_is_refused_and_makes_nothing(transactional_db):
+    run = apitoken("bob", "--name", "x" * 101, check=False)
+    assert run.returncode != 0 and run.stdout == ""
+    assert "at most 100" in run.stderr
+    assert not ApiToken.objects.exists()
+    assert not get_user_model().objects.filter(username="bob").exists()
