@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from analyst.web import views
+from analyst.web import tokens, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -17,6 +17,8 @@ urlpatterns = [
     path("sessions/<uuid:session_id>/delete", views.session_delete, name="session_delete"),
     path("sessions/<uuid:session_id>/share", views.share_create, name="share_create"),
     path("sessions/<uuid:session_id>/share/<int:link_id>/revoke", views.share_revoke, name="share_revoke"),
+    path("settings/tokens/", tokens.token_list, name="api_tokens"),
+    path("settings/tokens/<int:token_id>/revoke", tokens.token_revoke, name="api_token_revoke"),
     path("s/<str:token>/", views.shared_page, name="shared"),
     path("s/<str:token>/fork", views.shared_fork, name="shared_fork"),
 ]
