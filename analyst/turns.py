@@ -29,6 +29,10 @@ class TurnRefused(Exception):
     """The request cannot start a turn now (say, one is already running)."""
 
 
+class InputTooLong(ValueError):
+    """A question or a cell longer than ANALYST_MAX_INPUT characters."""
+
+
 def check_can_start(session: AnalysisSession) -> None:
     """A new turn may start, or wait behind a turn that is only saving the kernel (it then
     starts as soon as that save ends); never behind one that still thinks or runs a cell."""
@@ -37,12 +41,25 @@ def check_can_start(session: AnalysisSession) -> None:
         raise TurnRefused("a turn is already running in this session; wait for it or stop it")
 
 
-def do_start_turn(*, session: AnalysisSession, user: AbstractBaseUser, kind: str, text: str) -> Turn:
+def do_start_turn(
+    *,
+    session: AnalysisSession,
+    user: AbstractBaseUser,
+    kind: str,
+    text: str,
+    via: dict[str, str] | None = None,
+) -> Turn:
     """Store the request and its first event, and enqueue the turn once that is committed.
 
-    The returned turn's ``enqueued`` says whether the broker took it; when it did not, the turn
-    is stored all the same and the reconciler sends it once the broker is back.
+    ``via`` says where a request came from other than the page (``{"via": "mcp", "client": name}``);
+    its first event carries it. The returned turn's ``enqueued`` says whether the broker took it;
+    when it did not, the turn is stored all the same and the reconciler sends it once the broker
+    is back.
     """
+    limit = settings.ANALYST_MAX_INPUT
+    if len(text) > limit:
+        what = "question" if kind == Turn.Kind.CHAT else "cell"
+        raise InputTooLong(f"the {what} is {len(text):,} characters long; at most {limit:,} are accepted")
     with transaction.atomic():
         AnalysisSession.objects.select_for_update().filter(id=session.id).first()
         check_can_start(session)
@@ -54,9 +71,9 @@ def do_start_turn(*, session: AnalysisSession, user: AbstractBaseUser, kind: str
         # once that one ends, and that end enqueues it again (see claim and dispatch_next).
         transaction.on_commit(lambda: setattr(turn, "enqueued", turn_queue.enqueue(turn.id)))
         if kind == Turn.Kind.CHAT:
-            events.append(session.id, "user_message", {"text": text}, turn=turn)
+            events.append(session.id, "user_message", {"text": text, **(via or {})}, turn=turn)
         else:
-            events.append(session.id, "cell", {"code": text}, turn=turn)
+            events.append(session.id, "cell", {"code": text, **(via or {})}, turn=turn)
     return turn
 
 

@@ -1,4 +1,5 @@
-"""The ASGI entry point: Django for HTTP, Channels for WebSockets (origin-checked, logged in)."""
+"""The ASGI entry point: Django for HTTP, the MCP server at /mcp, Channels for WebSockets
+(origin-checked, logged in)."""
 
 import os
 
@@ -14,11 +15,12 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from analyst.mcp.http import with_mcp  # noqa: E402
 from analyst.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_application,
+        "http": with_mcp(django_application),
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -169,6 +169,8 @@ ANALYST_CELL_TIMEOUT = envfloat("ANALYST_CELL_TIMEOUT", 120.0)
 ANALYST_MODEL_FIRST_BYTE_TIMEOUT = envfloat("ANALYST_MODEL_FIRST_BYTE_TIMEOUT", 30.0)
 ANALYST_MODEL_IDLE_TIMEOUT = envfloat("ANALYST_MODEL_IDLE_TIMEOUT", 60.0)
 ANALYST_TURN_TIMEOUT = envint("ANALYST_TURN_TIMEOUT", 900)
+# The longest question or cell accepted (characters), from the page, the API and MCP alike.
+ANALYST_MAX_INPUT = envint("ANALYST_MAX_INPUT", 1 << 20)
 # How much of a cell's output the model sees (the UI keeps it whole).
 ANALYST_MODEL_OUTPUT_LIMIT = envint("ANALYST_MODEL_OUTPUT_LIMIT", 8000)
 # The newest messages (stored rows: questions, answers, tool calls, results) the model gets per
@@ -180,6 +182,13 @@ ANALYST_SANDBOX_TTL = envint("ANALYST_SANDBOX_TTL", 3600)
 ANALYST_SNAPSHOT_AFTER_TURN = envbool("ANALYST_SNAPSHOT_AFTER_TURN", True)
 ANALYST_SNAPSHOTS_KEPT = envint("ANALYST_SNAPSHOTS_KEPT", 3)
 ANALYST_MAX_UPLOAD = envbytes("ANALYST_MAX_UPLOAD", 1 << 30)
+# MCP (/mcp and `manage.py mcp`): a file uploaded as base64 in a tool call may be this big (larger
+# ones go through the page or POST /api/sessions/<id>/files); read_file returns at most
+# ANALYST_MCP_READ_LIMIT bytes of a file; session links point at ANALYST_PUBLIC_URL over stdio (over
+# HTTP, at the address the client used).
+ANALYST_MCP_MAX_UPLOAD = envbytes("ANALYST_MCP_MAX_UPLOAD", 32 << 20)
+ANALYST_MCP_READ_LIMIT = envbytes("ANALYST_MCP_READ_LIMIT", 4 << 20)
+ANALYST_PUBLIC_URL = envstr("ANALYST_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
 # How the sandbox reads an upload to describe it: a zip is unpacked up to max_unpacked_bytes in
 # all, each member at most max_ratio times its packed size; a workbook's first max_sheets sheets
 # are described; types and null counts come from the first sample_rows rows; the whole reading

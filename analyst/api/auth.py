@@ -30,10 +30,18 @@ def error_response(status: int, code: str, message: str, /, **also: object) -> J
 
 
 def user_from_bearer(request: HttpRequest) -> Any | None:
-    header = request.headers.get("Authorization", "")
+    return user_from_authorization(request.headers.get("Authorization", ""))
+
+
+def user_from_authorization(header: str) -> Any | None:
+    """The active user whose API token ``Bearer <token>`` names (noting its use), else None."""
     if not header.startswith("Bearer "):
         return None
-    token = ApiToken.objects.select_related("user").filter(digest=hash_token(header[7:].strip())).first()
+    return user_from_token(header[7:].strip())
+
+
+def user_from_token(secret: str) -> Any | None:
+    token = ApiToken.objects.select_related("user").filter(digest=hash_token(secret)).first()
     if token is None or not token.user.is_active:
         return None
     ApiToken.objects.filter(id=token.id).update(last_used_at=timezone.now())

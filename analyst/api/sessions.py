@@ -77,6 +77,8 @@ def _start(request: HttpRequest, session_id: str, kind: str, field: str) -> Json
         turn = turns.do_start_turn(session=session, user=request.user, kind=kind, text=text)
     except turns.TurnRefused as exc:
         raise ApiError(409, "turn_running", str(exc)) from None
+    except turns.InputTooLong as exc:
+        raise ApiError(413, "input_too_long", str(exc)) from None
     except usage.TokenBudgetExhausted as exc:
         raise ApiError(429, "token_budget_exhausted", str(exc)) from None
     if turn.enqueued is False:

@@ -76,3 +76,18 @@ def test_a_running_turn_in_another_session_does_not_block(api, session, alice):
     Turn.objects.create(session=other, requested_by=alice, kind=Turn.Kind.CHAT, input="x", status="running")
     response = api.post(f"/api/sessions/{session.id}/messages", {"content": "go"}, "application/json")
     assert response.status_code == 202
+
+
+@pytest.mark.parametrize(("endpoint", "field", "kind", "event"), ENDPOINTS)
+def test_a_text_over_the_input_limit_is_413_and_nothing_is_stored(
+    api, session, settings, endpoint, field, kind, event
+):
+    settings.ANALYST_MAX_INPUT = 1000
+    url = f"/api/sessions/{session.id}/{endpoint}"
+    assert api.post(url, {field: "x" * 1000}, "application/json").status_code == 202
+    Turn.objects.all().update(status=Turn.Status.DONE)
+    response = api.post(url, {field: "x" * 1001}, "application/json")
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "input_too_long"
+    assert response.json()["error"]["message"].endswith("1,001 characters long; at most 1,000 are accepted")
+    assert Turn.objects.count() == 1 and Event.objects.count() == 1

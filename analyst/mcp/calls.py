@@ -1,0 +1,134 @@
+"""What each MCP tool does, as the caller's user, through the paths the page and the JSON API use:
+the same ownership checks, upload checks, turn rules and per-user limits. Plain, synchronous
+functions (the server runs them off its event loop); a refusal is ``Refused`` with a message for
+the client."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.http import Http404
+
+from analyst import file_reports, session_files, sessions, turns, uploads, usage
+from analyst.artifacts import StorageFull
+from analyst.models import AnalysisSession, Artifact, DataFile, Event, Turn
+
+
+class Refused(Exception):
+    """The call cannot be done; the message says why, for the client."""
+
+
+@dataclass(frozen=True)
+class Who:
+    """The caller: the token's user, the base URL its session links use, its MCP client's name."""
+
+    user: AbstractBaseUser
+    base_url: str
+    client: str
+
+
+def owned(user: AbstractBaseUser, session_id: str) -> AnalysisSession:
+    try:
+        return sessions.get_owned(user, uuid.UUID(session_id))
+    except (Http404, ValueError):
+        raise Refused(f"no session {session_id!r} (it does not exist, or it is not yours)") from None
+
+
+def session_entry(session: AnalysisSession, base_url: str) -> dict[str, Any]:
+    return {
+        "session_id": str(session.id),
+        "title": session.title,
+        "model": session.model,
+        "url": f"{base_url}/sessions/{session.id}/",
+        "created_at": session.created_at.isoformat(),
+        "updated_at": session.updated_at.isoformat(),
+    }
+
+
+def create_session(who: Who, title: str | None) -> dict[str, Any]:
+    return session_entry(sessions.do_create(owner=who.user, model=None, title=title), who.base_url)
+
+
+def list_sessions(who: Who) -> list[dict[str, Any]]:
+    owned_sessions = AnalysisSession.objects.filter(owner=who.user).order_by("-updated_at")
+    return [session_entry(s, who.base_url) for s in owned_sessions]
+
+
+def start_turn(who: Who, session_id: str, kind: str, text: str) -> tuple[Turn, int, str]:
+    """A turn started as the page starts one: (the turn, the seq its events come after, the
+    session's url)."""
+    session = owned(who.user, session_id)
+    via = {"via": "mcp", "client": who.client}
+    try:
+        turn = turns.do_start_turn(session=session, user=who.user, kind=kind, text=text, via=via)
+    except (turns.TurnRefused, turns.InputTooLong, usage.TokenBudgetExhausted) as exc:
+        raise Refused(str(exc)) from None
+    first = Event.objects.filter(turn=turn).order_by("seq").values_list("seq", flat=True).first()
+    return turn, (first or 1) - 1, session_entry(session, who.base_url)["url"]
+
+
+def cancel_turn(turn_id: int) -> None:
+    """The client gave up on the call: stop its turn, as Stop on the page does."""
+    turn = Turn.objects.select_related("session").get(id=turn_id)
+    if turn.status not in Turn.FINISHED:
+        turns.do_cancel(session=turn.session)
+
+
+def upload(who: Who, session_id: str, name: str, content_base64: str) -> int:
+    """Store the file and send it to the sandbox, as a browser upload does: its DataFile's id."""
+    session = owned(who.user, session_id)
+    limit = min(settings.ANALYST_MCP_MAX_UPLOAD, settings.ANALYST_MAX_UPLOAD)
+    if len(content_base64) > (limit + 2) // 3 * 4 + 4:
+        raise Refused(
+            f"the file is over {uploads.human_size(limit)}, the most an MCP upload takes; upload it"
+            " on the session's page or with POST /api/sessions/<id>/files instead"
+        )
+    try:
+        content = base64.b64decode(content_base64, validate=True)
+    except (binascii.Error, ValueError):
+        raise Refused("content_base64 is not valid base64") from None
+    try:
+        data_file = uploads.do_upload(session=session, upload=SimpleUploadedFile(name, content))
+    except uploads.UploadRefused as exc:
+        raise Refused(str(exc)) from None
+    except StorageFull as exc:
+        raise Refused(str(exc)) from None
+    return data_file.id
+
+
+def placed_file(file_id: int) -> dict[str, Any] | None:
+    """The upload as the files panel shows it once it is in the sandbox (or failed); None while
+    it is still on its way."""
+    data_file = DataFile.objects.filter(id=file_id).first()
+    if data_file is None:
+        raise Refused("the file was deleted while it was being read")
+    if data_file.placement == DataFile.Placement.PLACING:
+        return None
+    return file_reports.upload_entry(data_file)
+
+
+def list_files(who: Who, session_id: str) -> list[dict[str, Any]]:
+    return session_files.listing(owned(who.user, session_id))
+
+
+def download(who: Who, session_id: str, path: str) -> session_files.Download:
+    session = owned(who.user, session_id)
+    try:
+        return session_files.download(session, path)
+    except Http404:
+        raise Refused(f"no file {path!r} in this session") from None
+
+
+def artifact_bytes(session_id: str, artifact_id: str) -> bytes | None:
+    artifact = Artifact.objects.filter(id=artifact_id, session_id=session_id).first()
+    if artifact is None:
+        return None
+    with artifact.file.open("rb") as stream:
+        return stream.read()

@@ -1,0 +1,92 @@
+"""/mcp: the tools over Streamable HTTP, in the web server's own ASGI app, for the holder of an API
+token (``Authorization: Bearer <token>``, as the JSON API): every request acts as its token's user,
+and a missing, wrong or revoked token is a 401 before the MCP layer sees anything."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from channels.db import database_sync_to_async
+from django.conf import settings
+from django.http.request import split_domain_port, validate_host
+from mcp.server.mcpserver import Context
+from mcp.server.transport_security import TransportSecuritySettings
+
+from analyst.api.auth import user_from_authorization
+from analyst.mcp.server import build
+
+PATH = "/mcp"
+Scope = dict[str, Any]
+
+
+class McpEndpoint:
+    """The ASGI app at /mcp. The SDK's session manager runs from the first request on, in a task
+    of the server's loop (the web server runs without ASGI lifespan events)."""
+
+    def __init__(self) -> None:
+        self.server = build(self.caller)
+        # Hosts are checked here against ALLOWED_HOSTS, as Django does; a bearer token (never a
+        # cookie) is what DNS rebinding cannot borrow.
+        self.app = self.server.streamable_http_app(
+            streamable_http_path=PATH,
+            max_request_body_size=settings.ANALYST_MCP_MAX_UPLOAD * 4 // 3 + (1 << 20),
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+        self.running: asyncio.Future[None] | None = None
+        self.holder: asyncio.Task[None] | None = None
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        domain, _ = split_domain_port(headers.get("host", ""))
+        if not domain or not validate_host(domain, settings.ALLOWED_HOSTS):
+            await answer(send, 400, "bad_host", "this host is not in ALLOWED_HOSTS")
+            return
+        user = await database_sync_to_async(user_from_authorization)(headers.get("authorization", ""))
+        if user is None:
+            message = "send Authorization: Bearer <an API token> (made on the API tokens page)"
+            await answer(send, 401, "unauthorized", message, {"www-authenticate": 'Bearer realm="mcp"'})
+            return
+        scope["analyst_user"] = user
+        await self.start()
+        await self.app(scope, receive, send)
+
+    async def start(self) -> None:
+        if self.running is None:
+            self.running = asyncio.get_running_loop().create_future()
+            self.holder = asyncio.create_task(self.hold(self.running))
+        await self.running
+
+    async def hold(self, running: asyncio.Future[None]) -> None:
+        async with self.server.session_manager.run():
+            running.set_result(None)
+            await asyncio.Event().wait()  # for the life of the process
+
+    @staticmethod
+    async def caller(ctx: Context) -> tuple[Any, str]:
+        request = ctx.request_context.request
+        return request.scope["analyst_user"], str(request.base_url).rstrip("/")
+
+
+async def answer(
+    send: Any, status: int, code: str, message: str, extra: dict[str, str] | None = None
+) -> None:
+    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers += [(k.encode(), v.encode()) for k, v in (extra or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def with_mcp(django_app: Any) -> Any:
+    """``django_app``, with /mcp served by the MCP endpoint."""
+    endpoint = McpEndpoint()
+
+    async def app(scope: Scope, receive: Any, send: Any) -> None:
+        if scope["path"] == PATH or scope["path"].startswith(PATH + "/"):
+            await endpoint(scope, receive, send)
+        else:
+            await django_app(scope, receive, send)
+
+    return app
