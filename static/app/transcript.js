@@ -39,10 +39,11 @@ export class Transcript {
             "div",
             { class: "message user", testid: "user-message" },
             el("div", { class: "bubble", text: payload.text ?? "" }),
+            ...(payload.via === "mcp" ? [el("div", { class: "via", testid: "via", text: viaMcp(payload, "asked") })] : []),
           ),
         );
       case "cell":
-        this.ownCell = this.addCell(payload.code ?? "", "user");
+        this.ownCell = this.addCell(payload.code ?? "", "user", payload.via === "mcp" ? viaMcp(payload, "run") : "");
         return;
       case "tool_call":
         this.cells.set(payload.id, this.addCell(payload.code ?? "", "assistant"));
@@ -96,7 +97,9 @@ export class Transcript {
     this.root.append(node);
   }
 
-  addCell(code, author) {
+  /** A cell of ``author`` ("user" or "assistant"); ``via`` says who ran a user's cell when the
+   * page did not (an MCP client). */
+  addCell(code, author, via = "") {
     this.stopStreaming();
     const section = el("section", { class: "cell", testid: "code-cell" });
     section.dataset.author = author;
@@ -116,7 +119,11 @@ export class Transcript {
       "header",
       { class: "cell-header" },
       el("span", { class: "cell-language", text: "Python" }),
-      el("span", { class: "cell-author", text: author === "user" ? "your cell" : "run by the assistant" }),
+      el("span", {
+        class: "cell-author",
+        testid: "cell-author",
+        text: author === "user" ? via || "your cell" : "run by the assistant",
+      }),
       el("span", { class: "cell-lines", text: `${lines} line${lines === 1 ? "" : "s"}` }),
       el("span", { class: "cell-state" }),
       toggle,
@@ -242,4 +249,9 @@ function shape({ rows, columns, tables = [], format }) {
   }
   const text = tableShape(rows, columns);
   return text ? ` (${text})` : "";
+}
+
+/** "run over MCP by Claude Desktop": a request an MCP client made with the owner's token. */
+function viaMcp(payload, verb) {
+  return `${verb} over MCP by ${payload.client || "an MCP client"}`;
 }
