@@ -5,6 +5,7 @@ saying why."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import subprocess
 import sys
@@ -26,13 +27,21 @@ def test_a_client_over_stdio_keeps_state_across_calls(app_env, worker, stack, al
             names = {tool.name for tool in (await client.list_tools()).tools}
             made = (await client.call_tool("create_session", {"title": "Over stdio"})).structured_content
             sid = made["session_id"]
+            upload = {
+                "session_id": sid,
+                "name": "t.tsv",
+                "content_base64": base64.b64encode(b"a\tb\n1\t2\n").decode(),
+            }
+            uploaded = await client.call_tool("upload_file", upload)
             await client.call_tool("run_python", {"session_id": sid, "code": "n = 6 * 7"})
             kept = await client.call_tool("run_python", {"session_id": sid, "code": "n"})
             chart = await client.call_tool("run_python", {"session_id": sid, "code": CHART})
             failed = await client.call_tool("run_python", {"session_id": sid, "code": "n / 0"})
-            return names, made, kept, chart, failed
+            return names, made, uploaded, kept, chart, failed
 
-    names, made, kept, chart, failed = asyncio.run(scenario())
+    names, made, uploaded, kept, chart, failed = asyncio.run(scenario())
+    assert uploaded.structured_content["file"]["columns"] == 2
+    assert "sep='\\t'" in uploaded.structured_content["description"]
     assert "run_python" in names and len(names) == 7
     assert made["url"] == f"http://analyst.example/sessions/{made['session_id']}/", "ANALYST_PUBLIC_URL"
     assert kept.structured_content["result"] == "42"
