@@ -173,3 +173,28 @@ def test_mcp_calls_count_against_the_same_daily_token_budget(web, alice_token):
     asked, cell = asyncio.run(scenario())
     assert asked.is_error and "You have used 51,200 of your 50,000 tokens for today" in text_of(asked)
     assert not cell.is_error, "code cells still run, as on the page"
+
+
+def test_a_call_the_client_gives_up_on_stops_its_turn(web, alice_token):
+    """A client's timeout cancels its request; the cell is interrupted, as Stop on the page does,
+    so the session is free for the next call instead of busy for the cell's whole run."""
+
+    async def scenario():
+        async with http_client(web, alice_token) as client:
+            sid = (await client.call_tool("create_session", {})).structured_content["session_id"]
+            code = "import time\nfor _ in range(600):\n    time.sleep(0.1)"
+            with pytest.raises(Exception, match="[Tt]imed out|[Tt]imeout"):
+                await client.call_tool(
+                    "run_python", {"session_id": sid, "code": code}, read_timeout_seconds=3
+                )
+            for _ in range(200):
+                turn = await asyncio.to_thread(Turn.objects.filter(session_id=sid).order_by("id").last)
+                if turn.status in Turn.FINISHED:
+                    break
+                await asyncio.sleep(0.1)
+            after = await client.call_tool("run_python", {"session_id": sid, "code": "'free'"})
+            return turn, after
+
+    turn, after = asyncio.run(scenario())
+    assert turn.status == Turn.Status.CANCELLED
+    assert after.structured_content["result"] == "'free'"
