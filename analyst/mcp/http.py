@@ -59,9 +59,14 @@ class McpEndpoint:
         await self.running
 
     async def hold(self, running: asyncio.Future[None]) -> None:
-        async with self.server.session_manager.run():
-            running.set_result(None)
-            await asyncio.Event().wait()  # for the life of the process
+        try:
+            async with self.server.session_manager.run():
+                running.set_result(None)
+                await asyncio.Event().wait()  # for the life of the process
+        except BaseException as exc:
+            if not running.done():  # the requests waiting for it fail, rather than hang
+                running.set_exception(exc)
+            raise
 
     @staticmethod
     async def caller(ctx: Context) -> tuple[Any, str]:
