@@ -93,11 +93,31 @@ def answered_as_json(view: View, request: HttpRequest, *args: Any, **kwargs: Any
     return response
 
 
+MAX_JSON_DEPTH = 32  # our bodies are a level or two deep; a parser's recursion is not a limit
+
+
 def json_body(request: HttpRequest) -> dict[str, Any]:
+    too_deep = ApiError(400, "invalid_json", f"the request body nests deeper than {MAX_JSON_DEPTH} levels")
     try:
         body = json.loads(request.body or b"{}")
+    except RecursionError:  # "[" * 100000: the parser gives up before we could count
+        raise too_deep from None
     except ValueError:
         raise ApiError(400, "invalid_json", "the request body is not valid JSON") from None
     if not isinstance(body, dict):
         raise ApiError(400, "invalid_json", "the request body must be a JSON object")
+    if _depth(body) > MAX_JSON_DEPTH:
+        raise too_deep
     return body
+
+
+def _depth(value: object) -> int:
+    """How deep lists and objects nest in a parsed JSON value (without recursing ourselves)."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            children = item.values() if isinstance(item, dict) else item
+            pending.extend((child, depth + 1) for child in children)
+    return deepest
