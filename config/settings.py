@@ -114,6 +114,38 @@ LOGOUT_REDIRECT_URL = "login"
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Accounts. Password logins are throttled (counters in Redis, so every web process sees them):
+# after ANALYST_LOGIN_FAILURES failures for one username, or ANALYST_LOGIN_ADDRESS_FAILURES from
+# one client address, within ANALYST_LOGIN_WINDOW seconds, further attempts are refused (429)
+# until the window passes. The address is REMOTE_ADDR, or the last address in the header named by
+# ANALYST_TRUSTED_PROXY_HEADER (such as X-Forwarded-For) when a proxy of yours sets it.
+AUTHENTICATION_BACKENDS = ["analyst.web.accounts.ThrottledModelBackend"]
+ANALYST_LOGIN_FAILURES = envint("ANALYST_LOGIN_FAILURES", 10)
+ANALYST_LOGIN_ADDRESS_FAILURES = envint("ANALYST_LOGIN_ADDRESS_FAILURES", 50)
+ANALYST_LOGIN_WINDOW = envint("ANALYST_LOGIN_WINDOW", 900)
+ANALYST_TRUSTED_PROXY_HEADER = envstr("ANALYST_TRUSTED_PROXY_HEADER")
+_validators = "django.contrib.auth.password_validation."
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": _validators + "UserAttributeSimilarityValidator"},
+    {"NAME": _validators + "MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": _validators + "CommonPasswordValidator"},
+    {"NAME": _validators + "NumericPasswordValidator"},
+]
+# Who may make an account: open (anyone), invite (with a code from `manage.py invite`), closed.
+ANALYST_SIGNUP = envstr("ANALYST_SIGNUP", "open").strip().lower()
+if ANALYST_SIGNUP not in ("open", "invite", "closed"):
+    raise RuntimeError(f"ANALYST_SIGNUP is {ANALYST_SIGNUP!r}; it must be open, invite or closed")
+# Served over HTTPS (behind a proxy that sets X-Forwarded-Proto): Secure cookies, HSTS for a year,
+# http:// redirected to https:// (except the probes below, which call the app directly).
+ANALYST_HTTPS = envbool("ANALYST_HTTPS", False)
+if ANALYST_HTTPS:
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = 365 * 24 * 3600
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_SSL_REDIRECT = True
+    SECURE_REDIRECT_EXEMPT = [r"^livez$", r"^healthz$", r"^metrics$"]
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
 STATIC_ROOT = BASE_DIR / "var" / "static"
 MEDIA_ROOT = Path(envstr("MEDIA_ROOT", str(BASE_DIR / "var" / "media")))
 # Request bodies and uploads are spooled on MEDIA_ROOT's filesystem, so that storing an upload is a

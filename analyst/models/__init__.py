@@ -3,6 +3,7 @@
 from analyst.models.artifacts import Artifact
 from analyst.models.events import Event
 from analyst.models.files import DataFile
+from analyst.models.invites import Invite
 from analyst.models.sessions import AnalysisSession, Message, Turn
 from analyst.models.shares import ShareLink
 from analyst.models.snapshots import KernelSnapshot
@@ -15,6 +16,7 @@ __all__ = [
     "Artifact",
     "DataFile",
     "Event",
+    "Invite",
     "KernelSnapshot",
     "Message",
     "ModelCall",

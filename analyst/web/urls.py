@@ -3,12 +3,12 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from analyst.web import tokens, views
+from analyst.web import accounts, tokens, views
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("accounts/signup/", views.signup, name="signup"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/signup/", accounts.signup, name="signup"),
+    path("accounts/login/", accounts.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("sessions/", views.session_list, name="sessions"),
     path("sessions/new", views.session_new, name="session_new"),

@@ -1,4 +1,4 @@
-"""The browser's pages: sign up, my sessions, a session, a shared session. The session page's
+"""The browser's pages: my sessions, a session, a shared session. The session page's
 live parts are static/app/*.js, which talk to the JSON API and the WebSocket."""
 
 from __future__ import annotations
@@ -7,9 +7,7 @@ import json
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import UserCreationForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -21,14 +19,6 @@ from analyst.models import AnalysisSession, ShareLink
 
 def home(request: HttpRequest) -> HttpResponse:
     return redirect("sessions" if request.user.is_authenticated else "login")
-
-
-def signup(request: HttpRequest) -> HttpResponse:
-    form = UserCreationForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        login(request, form.save())
-        return redirect("sessions")
-    return render(request, "registration/signup.html", {"form": form})
 
 
 @login_required

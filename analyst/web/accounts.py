@@ -1,0 +1,120 @@
+"""Accounts on the web: the throttled password login (backend and page), and signups as
+ANALYST_SIGNUP allows (open, with an invite code, or closed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib.auth import get_user_model, login
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.backends import ModelBackend
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.forms import UserCreationForm
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from analyst import login_throttle
+from analyst.models import Invite
+
+THROTTLED = "analyst_login_throttled"  # the request attribute that carries a refusal's Verdict
+INVITE_INVALID = "This invite code is not valid, or has been used up."
+
+
+class ThrottledModelBackend(ModelBackend):
+    """Django's ModelBackend behind the login throttle, so every password login (the login page,
+    the admin's, ``Client.login``) is counted. A refused attempt raises PermissionDenied, which
+    ends ``authenticate()`` before any password is checked, and leaves its Verdict on the request
+    for the page to say why."""
+
+    def authenticate(
+        self,
+        request: HttpRequest | None,
+        username: str | None = None,
+        password: str | None = None,
+        **kwargs: Any,
+    ) -> AbstractBaseUser | None:
+        username = username if username is not None else kwargs.get(get_user_model().USERNAME_FIELD)
+        if username is None or password is None:
+            return None
+        address = login_throttle.client_address(request)
+        verdict = login_throttle.attempt(username=username, address=address)
+        if verdict.refused:
+            if request is not None:
+                setattr(request, THROTTLED, verdict)
+            raise PermissionDenied(verdict.message)
+        user = super().authenticate(request, username=username, password=password, **kwargs)
+        if user is not None:
+            login_throttle.succeeded(username=username, address=address)
+        return user
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login page, answering a throttled attempt with 429 and saying so (and only so)."""
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        return super().get_context_data(signup=settings.ANALYST_SIGNUP, **kwargs)
+
+    def form_invalid(self, form: forms.Form) -> HttpResponse:
+        verdict = getattr(self.request, THROTTLED, None)
+        if verdict is None:
+            return super().form_invalid(form)
+        form.errors.clear()  # "enter a correct username and password" would be a guess at best
+        form.add_error(None, verdict.message)
+        response = self.render_to_response(self.get_context_data(form=form), status=429)
+        response["Retry-After"] = str(verdict.retry_after)
+        return response
+
+
+class SignupForm(UserCreationForm):
+    """Username and password twice (checked by AUTH_PASSWORD_VALIDATORS), and an invite code
+    when ``invite_required``."""
+
+    invite = forms.CharField(label="Invite code", max_length=100, strip=True)
+
+    def __init__(self, *args: Any, invite_required: bool, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if not invite_required:
+            del self.fields["invite"]
+
+    def clean_invite(self) -> str:
+        code = self.cleaned_data["invite"]
+        if not Invite.is_usable(code):
+            raise forms.ValidationError(INVITE_INVALID)
+        return code
+
+    def save(self, commit: bool = True) -> Any:
+        """The new account; with an invite, one of its uses is taken in the same transaction."""
+        with transaction.atomic():
+            if "invite" in self.fields and not Invite.spend(self.cleaned_data["invite"]):
+                raise InviteSpent
+            return super().save(commit=commit)
+
+
+class InviteSpent(Exception):
+    """The invite was used up between the form's check and the signup."""
+
+
+@require_http_methods(["GET", "POST"])
+def signup(request: HttpRequest) -> HttpResponse:
+    mode = settings.ANALYST_SIGNUP
+    if mode == "closed":
+        return render(request, "registration/signup.html", {"closed": True}, status=403)
+    form = SignupForm(
+        request.POST or None,
+        invite_required=mode == "invite",
+        initial={"invite": request.GET.get("invite", "")},
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            user = form.save()
+        except InviteSpent:
+            form.add_error("invite", INVITE_INVALID)
+        else:
+            login(request, user)
+            return redirect("sessions")
+    return render(request, "registration/signup.html", {"form": form})
