@@ -13,14 +13,14 @@ django_application = ASGIStaticFilesHandler(get_asgi_application())
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from analyst.mcp.http import with_mcp  # noqa: E402
 from analyst.routing import websocket_urlpatterns  # noqa: E402
+from analyst.web.origin import SameOriginValidator  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": with_mcp(django_application),
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
