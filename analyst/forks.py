@@ -1,5 +1,9 @@
-"""Forking a session: the same transcript, files and charts in a new session of the requester's,
-and the kernel's state too when the source has a snapshot (restored on the fork's first use)."""
+"""Forking a session: the same transcript and charts in a new session of the requester's, with its
+files and the kernel's state (restored on the fork's first use) when the fork may have them.
+
+One's own session forks whole. A fork through a share link carries the files only when the link
+lets viewers download them, and the kernel state only when it lets forks keep it: the state is
+pickled objects, which run code in the forker's kernel when restored, so the forker is told."""
 
 from __future__ import annotations
 
@@ -17,9 +21,28 @@ FRESH_KERNEL = (
     " earlier variables are gone; the files are here."
 )
 WITH_STATE = "Forked from “{title}”, with the kernel's variables and files as of {when}."
+TRANSCRIPT_ONLY = (
+    "Forked from “{title}”: the transcript only. Its share link does not include the files or the"
+    " kernel's variables, so this fork starts from a fresh kernel with no files."
+)
+FILES_ONLY = (
+    "Forked from “{title}”, with its files. Its share link does not include the kernel's variables,"
+    " so this fork starts from a fresh kernel: earlier variables are gone."
+)
+SOMEONE_ELSES_STATE = (
+    "The kernel's variables in this fork come from someone else's session. They are pickled Python"
+    " objects, and unpickling runs code: restoring them (on the first question or cell you run here)"
+    " runs code from the person who shared it in your kernel, beside your files. If you do not trust"
+    " them, delete this fork and fork again through a link without the kernel's variables."
+)
 
 
-def do_fork(*, source: AnalysisSession, owner: AbstractBaseUser) -> AnalysisSession:
+def do_fork(
+    *, source: AnalysisSession, owner: AbstractBaseUser, files: bool = True, kernel_state: bool = True
+) -> AnalysisSession:
+    """A copy of ``source`` for ``owner``: the transcript always; the uploads when ``files``; the
+    latest snapshot when ``kernel_state`` (which holds the workdir, so it brings the files too)."""
+    files = files or kernel_state
     with transaction.atomic():
         fork = AnalysisSession.objects.create(
             owner=owner, title=f"{source.title} (fork)"[:200], model=source.model, next_seq=source.next_seq
@@ -32,9 +55,14 @@ def do_fork(*, source: AnalysisSession, owner: AbstractBaseUser) -> AnalysisSess
         Message.objects.bulk_create(
             Message(session=fork, role=m.role, parts=m.parts) for m in source.messages.order_by("id")
         )
-        _copy_files(source, fork)
-        snapshot = kernel_snapshots.latest(source)
-        if snapshot is None:
+        if files:
+            _copy_files(source, fork)
+        snapshot = kernel_snapshots.latest(source) if kernel_state else None
+        if not files:
+            text = TRANSCRIPT_ONLY.format(title=source.title)
+        elif not kernel_state:
+            text = FILES_ONLY.format(title=source.title)
+        elif snapshot is None:
             text = FRESH_KERNEL.format(title=source.title)
         else:
             copy = KernelSnapshot.objects.create(
@@ -43,8 +71,10 @@ def do_fork(*, source: AnalysisSession, owner: AbstractBaseUser) -> AnalysisSess
             # Its time, not now: a restore re-sends the uploads made after the snapshot was taken.
             KernelSnapshot.objects.filter(id=copy.id).update(created_at=snapshot.created_at)
             text = WITH_STATE.format(title=source.title, when=snapshot.created_at.strftime("%Y-%m-%d %H:%M"))
-        payload = {"text": text, "from": str(source.id), "kernel_state": snapshot is not None}
+        payload = {"text": text, "from": str(source.id), "kernel_state": snapshot is not None, "files": files}
         events.append(fork.id, "forked", payload)
+        if snapshot is not None and source.owner_id != owner.pk:
+            events.append(fork.id, "notice", {"text": SOMEONE_ELSES_STATE, "code": "someone_elses_state"})
     return fork
 
 

@@ -10,8 +10,17 @@ from analyst import broadcast as broadcaster
 from analyst.models import AnalysisSession, ShareLink
 
 
-def do_create(*, session: AnalysisSession, allow_downloads: bool) -> ShareLink:
-    return ShareLink.objects.create(session=session, allow_downloads=allow_downloads)
+def do_create(
+    *, session: AnalysisSession, allow_downloads: bool, allow_fork_state: bool = False
+) -> ShareLink:
+    return ShareLink.objects.create(
+        session=session, allow_downloads=allow_downloads, allow_fork_state=allow_fork_state
+    )
+
+
+def fork_carries(link: ShareLink) -> dict[str, bool]:
+    """What a fork through ``link`` may take beyond the transcript: ``forks.do_fork``'s keywords."""
+    return {"files": link.allow_downloads or link.allow_fork_state, "kernel_state": link.allow_fork_state}
 
 
 def group_name(link_id: object) -> str:

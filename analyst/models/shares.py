@@ -17,6 +17,9 @@ class ShareLink(models.Model):
     session = models.ForeignKey(AnalysisSession, on_delete=models.CASCADE, related_name="share_links")
     token = models.CharField(max_length=64, unique=True, default=new_token)
     allow_downloads = models.BooleanField(default=False)
+    # A fork through the link gets the kernel's variables: pickled objects, code that runs in
+    # the forker's kernel when restored. Only when the owner says so.
+    allow_fork_state = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
 

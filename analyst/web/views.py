@@ -99,7 +99,11 @@ def session_delete(request: HttpRequest, session_id: str) -> HttpResponse:
 @require_POST
 def share_create(request: HttpRequest, session_id: str) -> HttpResponse:
     session = sessions.get_owned(request.user, session_id)
-    shares.do_create(session=session, allow_downloads=request.POST.get("allow_downloads") == "on")
+    shares.do_create(
+        session=session,
+        allow_downloads=request.POST.get("allow_downloads") == "on",
+        allow_fork_state=request.POST.get("allow_fork_state") == "on",
+    )
     return redirect("session", session_id=session.id)
 
 
@@ -136,5 +140,5 @@ def shared_page(request: HttpRequest, token: str) -> HttpResponse:
 @require_POST
 def shared_fork(request: HttpRequest, token: str) -> HttpResponse:
     link: ShareLink = shares.get_shared(token)
-    fork = forks.do_fork(source=link.session, owner=request.user)
+    fork = forks.do_fork(source=link.session, owner=request.user, **shares.fork_carries(link))
     return redirect("session", session_id=fork.id)

@@ -15,7 +15,8 @@ from django.test import Client
 from analyst.models import AnalysisSession, ApiToken, KernelSnapshot, ShareLink
 from config.asgi import application
 from sandboxes import Sandbox, SandboxNotFound, SnapshotNotFound
-from tests.integration.test_resume_and_fork import run_cell, stdout_of_last_turn
+from tests.integration.conftest import wait_for
+from tests.integration.test_resume_and_fork import _csv, run_cell, stdout_of_last_turn
 
 
 def test_files_the_code_writes_are_listed_and_download(stack, api, session):
@@ -79,7 +80,7 @@ async def asgi_get(path: str, query: str, token: str) -> tuple[int, int, str]:
 
 def test_a_fork_through_a_share_link_has_the_kernel_state(stack, api, session):
     run_cell(api, session, "answer = 41 + 1")
-    link = ShareLink.objects.create(session=session)
+    link = ShareLink.objects.create(session=session, allow_fork_state=True)
     bob = get_user_model().objects.create_user("bob")
     viewer = Client()
     viewer.force_login(bob)
@@ -88,6 +89,22 @@ def test_a_fork_through_a_share_link_has_the_kernel_state(stack, api, session):
     assert response["Location"] == f"/sessions/{fork.id}/"
     log = run_cell(viewer, fork, "print(answer)")  # the page's own way in: the login session
     assert stdout_of_last_turn(log) == "42\n"
+    assert any(e["type"] == "notice" and "someone else's session" in e["payload"]["text"] for e in log)
+
+
+def test_a_fork_through_a_link_without_the_state_starts_a_fresh_kernel(stack, api, session):
+    api.post(f"/api/sessions/{session.id}/files", {"file": _csv("sales.csv", b"region,amount\nnorth,10\n")})
+    wait_for(session, "file_added")
+    run_cell(api, session, "answer = 41 + 1")
+    link = ShareLink.objects.create(session=session)
+    bob = get_user_model().objects.create_user("bob")
+    viewer = Client()
+    viewer.force_login(bob)
+    viewer.post(f"/s/{link.token}/fork")
+    fork = AnalysisSession.objects.get(owner=bob)
+    assert not KernelSnapshot.objects.filter(session=fork).exists()
+    code = "import os\nprint('answer' in dir(), os.path.exists('data/sales.csv'))"
+    assert stdout_of_last_turn(run_cell(viewer, fork, code)) == "False False\n"
 
 
 def test_deleting_a_session_kills_its_sandbox_and_snapshots(stack, api, session, sandboxd):

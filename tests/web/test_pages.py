@@ -161,7 +161,7 @@ def test_a_shared_link_reaches_only_its_own_sessions_artifacts(browser, session,
 def test_fork_from_a_share_link_needs_a_login_and_copies_the_session(session, alice, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path
     taken = KernelSnapshot.objects.create(session=session, snapshot_id="a" * 32, size=10)
-    link = ShareLink.objects.create(session=session)
+    link = ShareLink.objects.create(session=session, allow_fork_state=True)
     assert Client().post(f"/s/{link.token}/fork")["Location"].startswith("/accounts/login/")
 
     bob = get_user_model().objects.create_user("bob")
@@ -171,8 +171,8 @@ def test_fork_from_a_share_link_needs_a_login_and_copies_the_session(session, al
     fork = AnalysisSession.objects.get(owner=bob)
     assert response["Location"] == f"/sessions/{fork.id}/"
     log = client.get(f"/api/sessions/{fork.id}/events").json()["events"]
-    assert [e["type"] for e in log] == ["user_message", "forked"]
-    assert log[-1]["payload"]["kernel_state"] is True
+    assert [e["type"] for e in log] == ["user_message", "forked", "notice"]
+    assert log[-2]["payload"]["kernel_state"] is True
     shared = KernelSnapshot.objects.get(session=fork)
     assert shared.snapshot_id == "a" * 32
     assert shared.created_at == taken.created_at  # so later uploads reach the restored sandbox
