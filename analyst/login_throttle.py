@@ -1,12 +1,12 @@
 """Password-login throttling: failures counted per username and per client address in Redis.
 
 Each attempt is counted before the password is checked, in one atomic step for both counters, so
-parallel guesses cannot slip past the limit; a successful login takes its own attempt back from
-its address (other accounts' failures from there still count) and clears its username's count. A
-counter lapses ANALYST_LOGIN_WINDOW seconds after its first attempt. Counters are keyed on a hash
-of the username whether or not such an account exists, so a refusal tells nothing about accounts.
-When Redis does not answer, logins are let through (and logged): the throttle slows guessing, it
-does not decide who gets in.
+parallel guesses cannot slip past the limit; an attempt refused is not counted. A successful login
+takes its own attempt back from its address (other accounts' failures from there still count) and
+clears its username's count. A counter lapses ANALYST_LOGIN_WINDOW seconds after its first
+attempt. Counters are keyed on a hash of the username whether or not such an account exists, so
+a refusal tells nothing about accounts. When Redis does not answer, logins are let through (and
+logged): the throttle slows guessing, it does not decide who gets in.
 """
 
 from __future__ import annotations
@@ -24,16 +24,24 @@ from analyst import health
 
 log = logging.getLogger(__name__)
 
-# KEYS: the counters; ARGV[1]: the window. Returns each counter's value and seconds left.
+# KEYS: the counters; ARGV[1]: the window; ARGV[1 + i]: KEYS[i]'s limit. Returns 0 when the
+# attempt is allowed (and counted), else the seconds until the refusing counters lapse. A refused
+# attempt is not counted: no password was checked, and it must not lock out an address's others.
 _COUNT = """
-local out = {}
+local wait = 0
 for i, key in ipairs(KEYS) do
-  local n = redis.call('INCR', key)
-  if redis.call('TTL', key) < 0 then redis.call('EXPIRE', key, ARGV[1]) end
-  out[#out + 1] = n
-  out[#out + 1] = redis.call('TTL', key)
+  if tonumber(redis.call('GET', key) or '0') >= tonumber(ARGV[i + 1]) then
+    local ttl = redis.call('TTL', key)
+    if ttl < 0 then redis.call('EXPIRE', key, ARGV[1]); ttl = tonumber(ARGV[1]) end
+    wait = math.max(wait, ttl, 1)
+  end
 end
-return out
+if wait > 0 then return wait end
+for _, key in ipairs(KEYS) do
+  redis.call('INCR', key)
+  if redis.call('TTL', key) < 0 then redis.call('EXPIRE', key, ARGV[1]) end
+end
+return 0
 """
 # KEYS[1]: the username counter, KEYS[2] (if given): the address counter. DECR only a live
 # counter: on a lapsed one it would make a -1 without expiry.
@@ -85,16 +93,21 @@ def client_address(request: HttpRequest | None) -> str:
 
 
 def attempt(*, username: str, address: str) -> Verdict:
-    """Count a login attempt for ``username`` from ``address``; refused when either is over its limit."""
-    keys = [_key("user", username)] + ([_key("addr", address)] if address else [])
-    limits = [settings.ANALYST_LOGIN_FAILURES, settings.ANALYST_LOGIN_ADDRESS_FAILURES]
-    try:
-        counted = health.redis_client().eval(_COUNT, len(keys), *keys, settings.ANALYST_LOGIN_WINDOW)
-    except redis.RedisError:
-        log.warning("login throttle unavailable: attempt for a username let through", exc_info=True)
+    """Count a login attempt for ``username`` from ``address``, unless either has used up its
+    failures (a limit of 0 turns that counter off): then it is refused, and not counted."""
+    counters = [(_key("user", username), settings.ANALYST_LOGIN_FAILURES)]
+    if address:
+        counters.append((_key("addr", address), settings.ANALYST_LOGIN_ADDRESS_FAILURES))
+    counters = [(key, limit) for key, limit in counters if limit > 0]
+    if not counters:
         return ALLOWED
-    over = [int(counted[2 * i + 1]) for i in range(len(keys)) if int(counted[2 * i]) > limits[i]]
-    return Verdict(refused=True, retry_after=max(over)) if over else ALLOWED
+    keys, limits = [k for k, _ in counters], [n for _, n in counters]
+    try:
+        wait = health.redis_client().eval(_COUNT, len(keys), *keys, settings.ANALYST_LOGIN_WINDOW, *limits)
+    except redis.RedisError:
+        log.warning("login throttle unavailable: an attempt was let through uncounted", exc_info=True)
+        return ALLOWED
+    return Verdict(refused=True, retry_after=int(wait)) if wait else ALLOWED
 
 
 def succeeded(*, username: str, address: str) -> None:

@@ -61,6 +61,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
             ]
         },
+                "analyst.web.accounts.signup_mode",  # ANALYST_SIGNUP, for the pages' "Sign up" links
     }
 ]
 

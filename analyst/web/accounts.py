@@ -25,6 +25,11 @@ THROTTLED = "analyst_login_throttled"  # the request attribute that carries a re
 INVITE_INVALID = "This invite code is not valid, or has been used up."
 
 
+def signup_mode(request: HttpRequest) -> dict[str, str]:
+    """Templates' context: ``signup_mode`` is ANALYST_SIGNUP (closed hides the "Sign up" links)."""
+    return {"signup_mode": settings.ANALYST_SIGNUP}
+
+
 class ThrottledModelBackend(ModelBackend):
     """Django's ModelBackend behind the login throttle, so every password login (the login page,
     the admin's, ``Client.login``) is counted. A refused attempt raises PermissionDenied, which
@@ -55,9 +60,6 @@ class ThrottledModelBackend(ModelBackend):
 
 class LoginView(auth_views.LoginView):
     """Django's login page, answering a throttled attempt with 429 and saying so (and only so)."""
-
-    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
-        return super().get_context_data(signup=settings.ANALYST_SIGNUP, **kwargs)
 
     def form_invalid(self, form: forms.Form) -> HttpResponse:
         verdict = getattr(self.request, THROTTLED, None)
