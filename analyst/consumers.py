@@ -18,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import time
+from collections import deque
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -31,6 +33,13 @@ log = logging.getLogger(__name__)
 
 NOT_ALLOWED = 4404  # the session does not exist or is not yours: no hint which
 LAYER_LOST = 4503  # the channel layer stopped reaching this socket: reconnect with ?after=
+CATCH_UP = 4409  # a share viewer more than a page behind: read the log over HTTP, then reconnect
+TOO_MANY_REPLAYS = 4429  # a share viewer kept asking for replays faster than we answer them
+
+SHARE_REPLAY_PAGE = 200  # events one replay sends a share viewer (the HTTP log's page is 1000)
+SHARE_REPLAY_GAP = 1.0  # seconds between a share viewer's replay requests that we answer
+SHARE_EXTRA_REPLAYS_PER_MINUTE = 5  # beyond one per heartbeat: a client asks at a gap, too
+SHARE_IGNORED_BEFORE_CLOSE = 30  # requests ignored within a minute before we close the socket
 
 
 class SessionEventsConsumer(AsyncJsonWebsocketConsumer):
@@ -148,7 +157,18 @@ class SessionEventsConsumer(AsyncJsonWebsocketConsumer):
 
 class SharedEventsConsumer(SessionEventsConsumer):
     """A share link's stream; revoking the link closes it at once (or, if the layer lost the
-    revocation, at the next tick)."""
+    revocation, at the next tick).
+
+    Anyone may hold a link, so what one viewer can make us send is bounded: a replay sends at most
+    SHARE_REPLAY_PAGE events, and a viewer further behind is closed with CATCH_UP (the client
+    then reads the log over HTTP, paged, and reconnects with ?after=); a viewer's own replay
+    requests are heard at most once a second and a few times a minute beyond one per heartbeat,
+    the rest ignored, and a viewer who keeps asking is closed with TOO_MANY_REPLAYS. Before this
+    a 19-byte {"after": 0} sent the whole log, over and over."""
+
+    closing = False
+    asked: deque[float]  # when we last heard a replay request, within the last minute
+    ignored: deque[float]  # when we ignored one, within the last minute
 
     async def allowed(self) -> tuple[object, list[str]] | None:
         found = await _shared_link(self.scope["url_route"]["kwargs"]["token"])
@@ -159,6 +179,52 @@ class SharedEventsConsumer(SessionEventsConsumer):
 
     async def share_revoked(self, message: dict[str, Any]) -> None:
         await self.close(code=NOT_ALLOWED)
+
+    async def connect(self) -> None:
+        self.asked, self.ignored = deque(), deque()
+        await super().connect()
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if not (isinstance(content, dict) and isinstance(content.get("after"), int)):
+            return
+        if not self.may_replay(time.monotonic()):
+            if len(self.ignored) > SHARE_IGNORED_BEFORE_CLOSE:
+                log.info("a share viewer of session %s kept asking for replays: closing", self.session_id)
+                await self.close(code=TOO_MANY_REPLAYS)
+            return
+        await super().receive_json(content, **kwargs)
+
+    def may_replay(self, now: float) -> bool:
+        """Whether to answer a replay request now (noting it either way)."""
+        for times in (self.asked, self.ignored):
+            while times and times[0] <= now - 60:
+                times.popleft()
+        per_minute = int(60 / max(settings.ANALYST_HEARTBEAT_INTERVAL, 1)) + SHARE_EXTRA_REPLAYS_PER_MINUTE
+        if (self.asked and now - self.asked[-1] < SHARE_REPLAY_GAP) or len(self.asked) >= per_minute:
+            self.ignored.append(now)
+            return False
+        self.asked.append(now)
+        return True
+
+    async def replay(self) -> None:
+        """At most a page of what the log holds after self.last; the caller holds self.sending."""
+        batch = await database_sync_to_async(events.after)(self.session_id, self.last, SHARE_REPLAY_PAGE + 1)
+        for event in batch[:SHARE_REPLAY_PAGE]:
+            self.last = event["seq"]
+            await self.send_json(event)
+        if len(batch) > SHARE_REPLAY_PAGE:
+            await self.close(code=CATCH_UP)
+
+    async def send(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False
+    ) -> None:
+        if not self.closing:  # a replay that closed the socket mid-connect: its heartbeat stays unsent
+            await super().send(text_data, bytes_data, close)
+
+    async def close(self, code: int | bool | None = None, reason: str | None = None) -> None:
+        if not self.closing:
+            self.closing = True
+            await super().close(code, reason)
 
 
 @database_sync_to_async
