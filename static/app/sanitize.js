@@ -1,14 +1,30 @@
 // Untrusted HTML made safe: the model's markdown, HTML outputs, highlighted code. Nothing reaches
 // innerHTML without going through DOMPurify here.
+//
+// Safe means two things: nothing runs script, and nothing makes the browser fetch another site
+// without a click. A prompt-injected model or a hostile cell could otherwise put what it read in
+// a URL (a <video poster>, an SVG <image>, a table's background, a CSS url(...)) and learn that
+// the page was opened, by its owner or through a share link. The Content-Security-Policy says
+// the same; this holds without it.
 import { DOMPurify, hljs, marked } from "./vendor.js";
 
-// Images are refused too: a markdown image is fetched without a click, so a prompt-injected
-// model could leak data through its URL.
-const FORBID_TAGS = words(
-  "script style iframe object embed form input button textarea select img link meta base",
+// Everything that loads a resource by itself, or navigates, or submits. Images are refused in
+// markdown too: a markdown image is fetched without a click. (An output's own image is drawn by
+// render.js from its data or its artifact, never from what the HTML says.)
+const FETCHING_TAGS = words(
+  "script style iframe frame frameset object embed applet portal form input button textarea select" +
+    " img picture source video audio track link meta base noscript" +
+    " image feimage use foreignobject tref altglyph glyphref mpath font-face-uri cursor mglyph",
 );
+const FETCHING_ATTRS = words(
+  "style srcset imagesrcset background poster ping action formaction data codebase archive lowsrc dynsrc" +
+    " longdesc manifest icon xml:base",
+);
+// Attributes holding a URL: anywhere but a link's href, a URL must stay inside the page.
+const URL_ATTRS = new Set(words("src href xlink:href cite usemap"));
+const LINK_TAGS = new Set(["a", "area"]);
 
-const MARKDOWN = { FORBID_TAGS, FORBID_ATTR: ["style"], RETURN_DOM_FRAGMENT: true };
+const MARKDOWN = { FORBID_TAGS: FETCHING_TAGS, FORBID_ATTR: FETCHING_ATTRS, RETURN_DOM_FRAGMENT: true };
 
 // An HTML output is a table (a DataFrame) or simple formatting: nothing else survives.
 const TABLE = {
@@ -17,18 +33,66 @@ const TABLE = {
       " ul ol li h1 h2 h3 h4 h5 h6 blockquote a",
   ),
   ALLOWED_ATTR: ["class", "colspan", "rowspan", "title", "href", "align", "valign"],
+  FORBID_TAGS: FETCHING_TAGS,
+  FORBID_ATTR: FETCHING_ATTRS,
   RETURN_DOM_FRAGMENT: true,
 };
 
 const HIGHLIGHT = { ALLOWED_TAGS: ["span"], ALLOWED_ATTR: ["class"], RETURN_DOM_FRAGMENT: true };
 
-// Links open in a new tab and tell the target nothing about us.
-DOMPurify.addHook("afterSanitizeAttributes", (node) => {
-  if (node.tagName === "A" && node.hasAttribute("href")) {
-    node.setAttribute("target", "_blank");
-    node.setAttribute("rel", "noopener noreferrer");
+DOMPurify.addHook("uponSanitizeAttribute", (node, attribute) => {
+  const name = attribute.attrName;
+  const value = attribute.attrValue;
+  if (URL_ATTRS.has(name)) {
+    const link = name !== "src" && LINK_TAGS.has(node.localName);
+    if (!(link ? isLink(value) : staysInPage(value, node.namespaceURI === SVG))) attribute.keepAttr = false;
+  } else if (fetchesInCss(value)) {
+    attribute.keepAttr = false; // an SVG presentation attribute: fill="url(https://…)", filter, mask…
   }
 });
+
+// Links open in a new tab, tell the target nothing about us, and lend it no ranking.
+DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+  if (LINK_TAGS.has(node.localName) && (node.hasAttribute("href") || node.hasAttribute("xlink:href"))) {
+    node.setAttribute("target", "_blank");
+    node.setAttribute("rel", "noopener noreferrer nofollow");
+  }
+});
+
+const SVG = "http://www.w3.org/2000/svg";
+
+/** A link's target: any web or mail address (DOMPurify has refused javascript: and its kin). */
+function isLink(value) {
+  if (value.startsWith("#")) return true;
+  try {
+    return ["http:", "https:", "mailto:"].includes(new URL(value, document.baseURI).protocol);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether loading this URL stays inside the page: a #fragment, data:, or (outside SVG, whose
+ * references are only ever to the same document) a blob: or path of our own origin.
+ */
+function staysInPage(value, inSvg) {
+  if (value.startsWith("#")) return true;
+  let url;
+  try {
+    url = new URL(value, document.baseURI);
+  } catch {
+    return false;
+  }
+  if (url.protocol === "data:") return !inSvg;
+  return !inSvg && url.origin === location.origin; // a blob: URL's origin is its creator's
+}
+
+/** A CSS value that may fetch: url(...) to anything but a #fragment, image-set(), or an escape
+ * (which could spell either). */
+function fetchesInCss(value) {
+  if (value.includes("\\") || /(?:image(?:-set)?|cross-fade|src)\s*\(/i.test(value)) return true;
+  return [...value.matchAll(/url\s*\(\s*["']?\s*(.?)/gi)].some((match) => match[1] !== "#");
+}
 
 /** The model's markdown as safe DOM, fenced code highlighted. */
 export function markdownFragment(text) {
