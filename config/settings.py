@@ -59,9 +59,9 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "analyst.web.accounts.signup_mode",  # ANALYST_SIGNUP, for the pages' "Sign up" links
             ]
         },
-                "analyst.web.accounts.signup_mode",  # ANALYST_SIGNUP, for the pages' "Sign up" links
     }
 ]
 
@@ -113,8 +113,6 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "sessions"
 LOGOUT_REDIRECT_URL = "login"
 
-STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
 # Accounts. Password logins are throttled (counters in Redis, so every web process sees them):
 # after ANALYST_LOGIN_FAILURES failures for one username, or ANALYST_LOGIN_ADDRESS_FAILURES from
 # one client address, within ANALYST_LOGIN_WINDOW seconds, further attempts are refused (429)
@@ -147,6 +145,8 @@ if ANALYST_HTTPS:
     SECURE_REDIRECT_EXEMPT = [r"^livez$", r"^healthz$", r"^metrics$"]
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "var" / "static"
 MEDIA_ROOT = Path(envstr("MEDIA_ROOT", str(BASE_DIR / "var" / "media")))
 # Request bodies and uploads are spooled on MEDIA_ROOT's filesystem, so that storing an upload is a
