@@ -10,7 +10,7 @@ from django.db import models
 
 
 def hash_code(code: str) -> str:
-    return hashlib.sha256(code.strip().encode()).hexdigest()
+    return hashlib.sha256(code.encode()).hexdigest()
 
 
 class Invite(models.Model):

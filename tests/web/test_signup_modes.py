@@ -82,6 +82,10 @@ def test_invite_only_needs_a_valid_code_and_takes_one_use_per_account(settings):
         response = sign_up("mallory", missing)
         assert response.status_code == 200 and accounts() == []
     assert "This invite code is not valid, or has been used up." in response.content.decode()
+    weak = Client().post(
+        "/accounts/signup/", {"username": "mallory", "password1": "x", "password2": "x", "invite": "nope"}
+    )  # both told at once
+    assert "invite code is not valid" in weak.content.decode() and "too short" in weak.content.decode()
 
     client = Client()
     response = sign_up("bob", code, client=client)
