@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export VENV
 TEST_DATABASE_URL ?= postgres://analyst:analyst@127.0.0.1:5432/analyst
 
-.PHONY: setup install vendor template migrate run test test-postgres chaos bench lint clean
+.PHONY: setup install vendor template migrate run test test-slow test-postgres chaos bench lint clean
 
 setup: install vendor .env template migrate
 
@@ -37,9 +37,15 @@ migrate: install .env
 run: setup
 	scripts/run
 
+# Everything but the tests marked slow (each a long version of what a quicker test covers),
+# which `make test-slow` runs; .ci/run runs both.
 test: setup
 	scripts/ensure-redis
-	$(BIN)/pytest
+	$(BIN)/pytest -m "not slow"
+
+test-slow: setup
+	scripts/ensure-redis
+	$(BIN)/pytest -m slow -p no:cacheprovider
 
 # The database tests again, on Postgres (started, or installed, by scripts/ensure-postgres).
 test-postgres: setup

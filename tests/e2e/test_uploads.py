@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from analyst.models import AnalysisSession, DataFile, Event
 from tests import made_files
 from tests.fakes.model_server import anthropic_text
@@ -135,6 +137,7 @@ def test_an_encoding_said_wrong_says_why_and_can_be_put_right(
     shoot(page, "narrow")
 
 
+@pytest.mark.slow
 def test_several_files_at_once_and_a_workbook_sheet_by_sheet(
     stack, web, browser, shoot, alice_login, tmp_path
 ):
@@ -210,6 +213,7 @@ TITLED = "Monthly report, printed 2024-05-01\nmonth,sales,returns\n" + "".join(
 )
 
 
+@pytest.mark.slow
 def test_reading_a_file_differently_re_describes_it(stack, web, browser, shoot, alice_login, tmp_path):
     from playwright.sync_api import expect
 

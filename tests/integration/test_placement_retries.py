@@ -76,6 +76,7 @@ def sandboxes_of(server: SandboxdProcess, session: AnalysisSession) -> list[str]
     return [info.sandbox_id for info in found]
 
 
+@pytest.mark.slow
 def test_a_placement_retries_until_sandboxd_answers_again(placing_worker, frozen_sandboxd, api, session):
     worker = placing_worker(tries=100)
     assert frozen_sandboxd.process is not None
@@ -93,6 +94,7 @@ def test_a_placement_retries_until_sandboxd_answers_again(placing_worker, frozen
     assert sandboxes_of(frozen_sandboxd, session) == [session.sandbox_id]
 
 
+@pytest.mark.slow
 def test_a_placement_that_keeps_failing_says_so_and_its_retry_places_it(
     placing_worker, frozen_sandboxd, api, session
 ):

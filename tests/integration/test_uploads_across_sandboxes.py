@@ -3,6 +3,8 @@ and one restored from a snapshot taken before a delete does not bring the delete
 
 from __future__ import annotations
 
+import pytest
+
 from analyst.models import KernelSnapshot
 from sandboxes import Sandbox
 from tests import made_files
@@ -37,6 +39,7 @@ def test_a_fresh_sandbox_gets_the_uploads_again_with_a_zip_unpacked(stack, api, 
     assert listed == "['exports.zip', 'exports/north.csv', 'exports/south.csv', 'ventes.csv']"
 
 
+@pytest.mark.slow
 def test_a_file_deleted_after_the_snapshot_stays_deleted_when_it_is_restored(stack, api, session):
     assert upload(api, session, "keep.csv", made_files.SALES_CSV).status_code == 202
     doomed = upload(api, session, "doomed.csv", made_files.SALES_CSV).json()["file"]

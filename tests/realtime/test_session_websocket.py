@@ -62,6 +62,7 @@ async def test_replay_after_the_last_seq_then_live(owner_and_session):
     await communicator.disconnect()
 
 
+@pytest.mark.slow
 async def test_a_socket_idle_for_longer_than_the_layers_blocking_pop_still_gets_events(owner_and_session):
     """channels_redis waits on Redis in blocking pops of 5 s; a Redis client whose read timeout is
     no longer than that (redis-py's default since 6 is 5 s) fails the wait and ends the consumer."""

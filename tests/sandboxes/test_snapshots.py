@@ -312,6 +312,7 @@ def own_sandboxd() -> Iterator[SandboxdProcess]:
         yield process
 
 
+@pytest.mark.slow
 def test_a_kernel_holding_most_of_its_memory_limit_is_saved():
     # 400 MB in one array, in a kernel of 130-210 MB, under a 768 MiB limit: pickling used to
     # copy each array before writing it, and the snapshot's copy got the kernel killed.
@@ -329,6 +330,7 @@ def test_a_kernel_holding_most_of_its_memory_limit_is_saved():
             made.close()
 
 
+@pytest.mark.slow
 def test_restore_after_sandboxd_is_killed(own_sandboxd):
     service = {"url": own_sandboxd.url, "token": own_sandboxd.token}
     sandbox = Sandbox.create(**service)

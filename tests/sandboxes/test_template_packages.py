@@ -44,6 +44,7 @@ AIRPORTS = (
 )
 
 
+@pytest.mark.slow
 def test_a_cold_kernel_imports_none_of_the_readers():
     settings_ = {**TEST_SETTINGS, "SANDBOXD_POOL_SIZE": "0"}
     with own_sandboxd_process(settings_, prefix="sandboxd-cold-") as server:

@@ -4,6 +4,8 @@ scikit-learn) imported, before it was asked for."""
 import time
 from collections.abc import Callable
 
+import pytest
+
 from sandboxes import Sandbox
 from tests.conftest import TEST_SETTINGS
 from tests.sandboxd_process import own_sandboxd_process
@@ -45,6 +47,7 @@ def test_first_kernel_comes_from_the_pool(make_sandbox):
     assert "sklearn" not in names and "importlib" not in names and "name" not in names, names
 
 
+@pytest.mark.slow
 def test_pooled_kernels_are_not_shared(make_sandbox):
     first = make_sandbox()
     first.run_code("marker = 'first'")
