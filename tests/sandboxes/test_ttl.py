@@ -31,16 +31,18 @@ def test_reaper_frees_the_workdir(make_sandbox, sandboxd):
 
 
 def test_use_keeps_a_sandbox_alive(make_sandbox):
-    sandbox = make_sandbox(ttl_seconds=3)
-    for _ in range(4):
+    # Four uses a second apart outlive a TTL of 4 s; the margin is for a loaded machine, where a
+    # round trip can take seconds (with 3 s, a fresh-clone run on a busy machine saw it expire).
+    sandbox = make_sandbox(ttl_seconds=4)
+    for _ in range(6):
         time.sleep(1)
         assert sandbox.run_code("1").text == "1"
     assert sandbox.get_info().expires_in > 0
 
 
 def test_a_running_cell_is_not_reaped(make_sandbox):
-    sandbox = make_sandbox(ttl_seconds=1)
-    execution = sandbox.run_code("import time; time.sleep(3); 'done'")
+    sandbox = make_sandbox(ttl_seconds=2)  # a cell twice as long as the TTL, begun well within it
+    execution = sandbox.run_code("import time; time.sleep(5); 'done'")
     assert execution.text == "'done'"
 
 
