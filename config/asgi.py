@@ -3,13 +3,14 @@
 
 import os
 
-from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.asgi import get_asgi_application
+
+from analyst.web.security_headers import StaticFilesWithSecurityHeaders
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # Static files (our modules and the vendored libraries) come from this process: no CDN, no
 # separate file server needed to run.
-django_application = ASGIStaticFilesHandler(get_asgi_application())
+django_application = StaticFilesWithSecurityHeaders(get_asgi_application())
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

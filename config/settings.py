@@ -36,6 +36,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # A strict Content-Security-Policy, a Permissions-Policy and nosniff on every response.
+    "analyst.web.security_headers.SecurityHeaders",
     "analyst.api.errors.JsonErrorsUnderApi",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
