@@ -17,11 +17,12 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from analyst.mcp.http import with_mcp  # noqa: E402
 from analyst.routing import websocket_urlpatterns  # noqa: E402
+from analyst.upload_limit import BodyLimit  # noqa: E402
 from analyst.web.origin import SameOriginValidator  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": with_mcp(django_application),
+        "http": with_mcp(BodyLimit(django_application)),
         "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
