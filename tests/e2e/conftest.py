@@ -47,6 +47,12 @@ def media() -> Iterator[Path]:
 def app_env(
     django_db_setup: None, sandboxd: SandboxdProcess, model_server: ScriptedModelServer, media: Path
 ) -> dict[str, str]:
+    return app_environment(sandboxd, model_server, media)
+
+
+def app_environment(
+    sandboxd: SandboxdProcess, model_server: ScriptedModelServer, media: Path
+) -> dict[str, str]:
     """What the web server and the worker share: this run's database, Redis, media, sandboxd."""
     return {
         "DJANGO_SETTINGS_MODULE": "config.settings",

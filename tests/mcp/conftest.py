@@ -15,7 +15,6 @@ from typing import Any
 
 import httpx2
 import pytest
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -23,8 +22,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation
 
 from analyst.models import ApiToken
+from tests.e2e.conftest import app_environment
 from tests.fakes.model_server import ScriptedModelServer
-from tests.integration.conftest import database_url, kill_session_sandboxes
+from tests.integration.conftest import kill_session_sandboxes
 from tests.sandboxd_process import ROOT, SandboxdProcess
 from tests.web_process import web_server
 from tests.worker_process import CeleryWorkerProcess
@@ -49,24 +49,15 @@ def media() -> Iterator[Path]:
 def app_env(
     django_db_setup: None, sandboxd: SandboxdProcess, model_server: ScriptedModelServer, media: Path
 ) -> dict[str, str]:
-    """What the web server, `manage.py mcp` and the worker share."""
+    """What the web server, `manage.py mcp` and the worker share: the browser tests' set-up, with
+    small MCP limits and a daily token budget."""
     return {
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "SECRET_KEY": "mcp-tests",
-        "DATABASE_URL": database_url(),
-        "REDIS_URL": settings.REDIS_URL,
-        "CELERY_QUEUE": settings.CELERY_TASK_DEFAULT_QUEUE,
-        "MEDIA_ROOT": str(media),
-        "SANDBOXD_URL": sandboxd.url,
-        "SANDBOXD_TOKEN": sandboxd.token,
-        "ANALYST_MODELS": "anthropic/claude-test",
-        "ANALYST_DEFAULT_MODEL": "anthropic/claude-test",
+        **app_environment(sandboxd, model_server, media),
         "ANALYST_MAX_INPUT": "20000",
         "ANALYST_DAILY_TOKEN_BUDGET": "50000",
         "ANALYST_MCP_MAX_UPLOAD": str(64 << 10),
         "ANALYST_MCP_READ_LIMIT": str(16 << 10),
         "ANALYST_PUBLIC_URL": "http://analyst.example",
-        **model_server.env(),
     }
 
 
