@@ -23,6 +23,7 @@ const FETCHING_ATTRS = words(
 // Attributes holding a URL: anywhere but a link's href, a URL must stay inside the page.
 const URL_ATTRS = new Set(words("src href xlink:href cite usemap"));
 const LINK_TAGS = new Set(["a", "area"]);
+const SVG = "http://www.w3.org/2000/svg";
 
 const MARKDOWN = { FORBID_TAGS: FETCHING_TAGS, FORBID_ATTR: FETCHING_ATTRS, RETURN_DOM_FRAGMENT: true };
 
@@ -59,8 +60,6 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   }
 });
 
-const SVG = "http://www.w3.org/2000/svg";
-
 /** A link's target: any web or mail address (DOMPurify has refused javascript: and its kin). */
 function isLink(value) {
   if (value.startsWith("#")) return true;
@@ -72,8 +71,8 @@ function isLink(value) {
 }
 
 /**
- * Whether loading this URL stays inside the page: a #fragment, data:, or (outside SVG, whose
- * references are only ever to the same document) a blob: or path of our own origin.
+ * Whether loading this URL stays inside the page: a #fragment; outside SVG (whose references
+ * should only ever point into the document) also a data: URL or one of our origin (blob: too).
  */
 function staysInPage(value, inSvg) {
   if (value.startsWith("#")) return true;
