@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import mimetypes
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -19,7 +20,9 @@ from django.http import Http404
 
 from analyst.file_reports import upload_entry
 from analyst.models import AnalysisSession
-from sandboxes import AsyncSandbox, FileNotFound, InvalidPath, Sandbox, SandboxError
+from sandboxes import FileNotFound, InvalidPath, Sandbox, SandboxError
+
+log = logging.getLogger(__name__)
 
 MAX_DEPTH = 3
 MAX_LISTED = 300
@@ -91,28 +94,67 @@ def _walk(sandbox: Sandbox, folder: str, depth: int) -> Iterator[tuple[str, int]
 
 
 def download(session: AnalysisSession, path: str) -> Download:
-    """The file at ``path``: from the sandbox while it runs, else an upload's stored copy."""
+    """The file at ``path``: from the sandbox while it runs, else an upload's stored copy.
+    Http404 when neither has it, including a file that vanished since it was listed: its read
+    has begun before we answer, so a 200 always has a file behind it."""
     name = path.rsplit("/", 1)[-1]
     content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
-    with live_sandbox(session) as sandbox:
-        if sandbox is not None:
-            with contextlib.suppress(FileNotFound, InvalidPath):
-                entry = next((e for e in sandbox.files.list(_folder(path)) if e.path == path), None)
-                if entry is not None and entry.type == "file":
-                    return Download(_from_sandbox(sandbox.sandbox_id, path), name, content_type, None)
+    chunks = _open_in_sandbox(session, path)
+    if chunks is not None:
+        return Download(chunks, name, content_type, None)
     upload = session.files.filter(path=path).first()
     if upload is None:
         raise Http404("no such file")
     return Download(_from_storage(upload.stored), upload.name, content_type, upload.stored.size)
 
 
-async def _from_sandbox(sandbox_id: str, path: str) -> AsyncIterator[bytes]:
-    sandbox = await AsyncSandbox.connect(sandbox_id)
+def _open_in_sandbox(session: AnalysisSession, path: str) -> AsyncIterator[bytes] | None:
+    """The file's bytes from the session's sandbox, its first chunk already read (so a file gone
+    by now is found here, not after a 200); None when the sandbox has no file there."""
+    if not session.sandbox_id:
+        return None
     try:
-        async for chunk in sandbox.files.read_chunks(path):
+        sandbox = Sandbox.connect(session.sandbox_id)
+    except SandboxError:
+        return None
+    try:
+        entry = next((e for e in sandbox.files.list(_folder(path)) if e.path == path), None)
+        if entry is not None and entry.type == "file":
+            stream = iter(sandbox.files.read_chunks(path))
+            first = next(stream, b"")
+            return _from_sandbox(sandbox, path, stream, first)
+    except (FileNotFound, InvalidPath):
+        pass
+    except BaseException:
+        sandbox.close()
+        raise
+    sandbox.close()
+    return None
+
+
+async def _from_sandbox(
+    sandbox: Sandbox, path: str, stream: Iterator[bytes], first: bytes
+) -> AsyncIterator[bytes]:
+    """The rest of a read begun in ``_open_in_sandbox``, each chunk fetched off the event loop. A
+    read that fails midway (the file cut short under it) raises, and the server ends the
+    response unfinished: the client sees a broken download, never a whole-looking short one."""
+    try:
+        if first:
+            yield first
+        while chunk := await asyncio.to_thread(next, stream, b""):
             yield chunk
+    except Exception as error:
+        log.warning("the download of %s from sandbox %s failed midway: %r", path, sandbox.sandbox_id, error)
+        raise
     finally:
-        await sandbox.close()
+        await asyncio.to_thread(_close, sandbox, stream)
+
+
+def _close(sandbox: Sandbox, stream: Iterator[bytes]) -> None:
+    close = getattr(stream, "close", None)
+    if close is not None:
+        close()  # ends the response from sandboxd
+    sandbox.close()
 
 
 async def _from_storage(stored: FieldFile) -> AsyncIterator[bytes]:
