@@ -14,14 +14,19 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import zmq
+import zmq.asyncio
 from jupyter_client.asynchronous import AsyncKernelClient
 
 from sandboxes.drivers.base import SANDBOX_HOME, SANDBOX_RUNTIME, Driver, IsolatedProcess, LaunchSpec
 from sandboxes.drivers.limits import Limits
-from sandboxes.kernels.messages import Event, error_event, is_idle, to_event
+from sandboxes.kernels.messages import Event, error_event, execution_count, is_idle, parent_id, to_event
 from sandboxes.templates import MOUNT_POINT, Template
 
 POLL_SECONDS = 0.05
+# After the shell's execute_reply, how long iopub may stay silent before the cell counts as over:
+# its idle status may have been dropped (a full queue, or a message over the size limit).
+QUIET_AFTER_REPLY_SECONDS = 1.0
 PORTS = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
 
 
@@ -38,6 +43,17 @@ class KernelStartFailed(Exception):
 
 
 @dataclass(frozen=True)
+class ChannelLimits:
+    """What sandboxd takes from a kernel's sockets: a larger message drops the connection (ZeroMQ
+    reconnects), and at most ``queue`` messages wait per socket while nobody reads (the kernel's
+    publisher drops the rest), so a kernel that floods between cells costs us at most
+    ``queue * max_message_bytes`` per socket."""
+
+    max_message_bytes: int = 64 << 20
+    queue: int = 32
+
+
+@dataclass(frozen=True)
 class KernelSpec:
     """What a kernel needs besides its workdir: runtime, isolation and quotas."""
 
@@ -47,6 +63,7 @@ class KernelSpec:
     env: Mapping[str, str]
     owner: tuple[int, int] | None = None  # the unprivileged host (uid, gid) to run as
     sources: Mapping[Path, Path] = field(default_factory=dict)  # staged runtime paths
+    channels: ChannelLimits = field(default_factory=ChannelLimits)
 
 
 class Kernel:
@@ -58,6 +75,7 @@ class Kernel:
         self.runtime_dir = Path(tempfile.mkdtemp(prefix="sbx-k-"))
         self.process: IsolatedProcess | None = None
         self.client: AsyncKernelClient | None = None
+        self._zmq: zmq.asyncio.Context | None = None
         self.running: str | None = None  # msg_id of the cell being executed
         self._control_lock = asyncio.Lock()
 
@@ -90,7 +108,7 @@ class Kernel:
         if self.spec.owner:  # the kernel creates its sockets here
             os.chown(self.runtime_dir, *self.spec.owner)
         self.process = await asyncio.to_thread(self.spec.driver.launch, launch)
-        self.client = AsyncKernelClient()
+        self.client = AsyncKernelClient(context=self._bounded_context())
         self.client.load_connection_info(self._host_connection_info(key))
         self.client.start_channels()
         try:
@@ -102,6 +120,14 @@ class Kernel:
             os.chown(self.runtime_dir, os.getuid(), os.getgid())
             self.runtime_dir.chmod(0o755)
 
+    def _bounded_context(self) -> zmq.asyncio.Context:
+        """A ZeroMQ context whose sockets (made by the client from now on) carry our limits."""
+        limits = self.spec.channels
+        self._zmq = zmq.asyncio.Context()
+        self._zmq.setsockopt(zmq.MAXMSGSIZE, limits.max_message_bytes)
+        self._zmq.setsockopt(zmq.RCVHWM, limits.queue)
+        return self._zmq
+
     async def _wait_ready(self, timeout: float) -> None:
         assert self.client is not None
         deadline = time.monotonic() + timeout
@@ -111,7 +137,7 @@ class Kernel:
             try:
                 while True:
                     reply = await self.client.get_shell_msg(timeout=0.25)
-                    if reply["parent_header"].get("msg_id") == msg_id:
+                    if parent_id(reply) == msg_id:
                         await self._drain_iopub()
                         return
             except queue.Empty:
@@ -147,6 +173,8 @@ class Kernel:
         )
         self.running = msg_id
         deadline = None if timeout is None else time.monotonic() + timeout
+        reply: dict[str, object] | None = None  # the shell's execute_reply, once seen
+        quiet_since = time.monotonic()
         while True:
             if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError
@@ -154,24 +182,59 @@ class Kernel:
                 msg = await self.client.get_iopub_msg(timeout=POLL_SECONDS)
             except queue.Empty:
                 self._check_alive()
+                reply = reply or await self._reply_to(msg_id, timeout=0)
+                if reply is not None and time.monotonic() - quiet_since > QUIET_AFTER_REPLY_SECONDS:
+                    break  # the idle status was lost; the cell is over all the same
                 continue
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
+            if parent_id(msg) != msg_id:
+                continue  # a background thread's output, or a stale cell's: dropped
+            quiet_since = time.monotonic()
             if is_idle(msg):
                 break
             event = to_event(msg)
             if event is not None:
                 yield event
         self.running = None
-        yield {"type": "end_of_execution", "execution_count": await self._execution_count(msg_id)}
+        if reply is None:
+            reply = await self._reply_to(msg_id, timeout=1.0)
+        else:  # we left without the idle status: it, and perhaps more, never came
+            yield {"type": "stderr", "text": self._lost_output_marker()}
+            await self._reconnect_iopub()
+        yield {"type": "end_of_execution", "execution_count": execution_count(reply)}
 
-    async def _execution_count(self, msg_id: str) -> int | None:
+    def _lost_output_marker(self) -> str:
+        limit = self.spec.channels.max_message_bytes
+        return (
+            "\n[some of this cell's output was lost: the kernel sent a message larger than"
+            f" {limit} bytes, or sent faster than it could be read]\n"
+        )
+
+    async def _reconnect_iopub(self, timeout: float = 5.0) -> None:
+        """A fresh iopub socket, waited for until it receives: ZeroMQ drops a connection that
+        brought a message over the size limit, and does not make it again."""
+        assert self.client is not None
+        self.client.iopub_channel.close()
+        self.client._iopub_channel = None  # jupyter_client makes the channel again when next asked
+        self.client.iopub_channel.start()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.is_alive():
+            probe = self.client.kernel_info()  # its busy/idle come on iopub once we are subscribed
+            try:
+                while parent_id(await self.client.get_iopub_msg(timeout=0.2)) != probe:
+                    pass
+            except queue.Empty:
+                continue
+            await self._drain_iopub()
+            return
+
+    async def _reply_to(self, msg_id: str, timeout: float) -> dict[str, object] | None:
+        """The shell reply to ``msg_id`` if it comes within ``timeout``; other replies are dropped."""
         assert self.client is not None
         try:
             while True:
-                reply = await self.client.get_shell_msg(timeout=1.0)
-                if reply["parent_header"].get("msg_id") == msg_id:
-                    return reply["content"].get("execution_count")
+                reply = await self.client.get_shell_msg(timeout=timeout)
+                if parent_id(reply) == msg_id:
+                    return reply
         except queue.Empty:
             return None
 
@@ -188,7 +251,7 @@ class Kernel:
                     reply = await self.client.get_control_msg(timeout=POLL_SECONDS)
                 except queue.Empty:
                     continue
-                if reply["parent_header"].get("msg_id") == msg["header"]["msg_id"]:
+                if parent_id(reply) == msg["header"]["msg_id"]:
                     return True
             return False
 
@@ -206,7 +269,7 @@ class Kernel:
                 if not self.is_alive():
                     return False
                 continue
-            if msg["parent_header"].get("msg_id") == msg_id and is_idle(msg):
+            if parent_id(msg) == msg_id and is_idle(msg):
                 self.running = msg_id = None
                 await self._drain_shell()
         return msg_id is None
@@ -224,6 +287,9 @@ class Kernel:
         if self.client is not None:
             self.client.stop_channels()
             self.client = None
+        if self._zmq is not None:
+            self._zmq.destroy(linger=0)
+            self._zmq = None
         if self.process is not None:
             await asyncio.to_thread(self.process.cleanup)
         shutil.rmtree(self.runtime_dir, ignore_errors=True)

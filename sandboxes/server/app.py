@@ -140,7 +140,12 @@ class SandboxApi:
         timeout = body.get("timeout") or self.config.default_cell_timeout
         if not isinstance(timeout, (int, float)) or timeout <= 0:
             raise InvalidRequest("timeout must be a positive number of seconds")
-        events = context.run(code, timeout=float(timeout), stdout_limit=self.config.stdout_limit_bytes)
+        events = context.run(
+            code,
+            timeout=float(timeout),
+            stdout_limit=self.config.stdout_limit_bytes,
+            results_limit=self.config.results_limit_bytes,
+        )
         first = await anext(aiter(events))  # raises ContextBusy before any byte is sent
         return StreamingResponse(_stream(sandbox, first, events), media_type=NDJSON)
 

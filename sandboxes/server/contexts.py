@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -14,6 +15,7 @@ from sandboxes.kernels.kernel import Kernel, KernelDied, KernelSpec, error_for
 from sandboxes.kernels.messages import Event, error_event
 
 BUSY_GRACE_SECONDS = 1.0
+SILENT_OUTPUT_LIMIT = 1 << 20  # what we keep of our own cell's stdout: its last MiB
 
 
 class CodeContext:
@@ -36,7 +38,9 @@ class CodeContext:
     def info(self) -> dict[str, object]:
         return {"id": self.id, "language": "python", "cwd": "/home/user", "busy": self.busy}
 
-    async def run(self, code: str, *, timeout: float, stdout_limit: int) -> AsyncIterator[Event]:
+    async def run(
+        self, code: str, *, timeout: float, stdout_limit: int, results_limit: int = 64 << 20
+    ) -> AsyncIterator[Event]:
         """Execute ``code``; yield its events, ending with ``end_of_execution``.
 
         A cell that outlives ``timeout`` is interrupted; if it will not stop, the kernel is
@@ -46,7 +50,7 @@ class CodeContext:
         await self._refuse_if_busy()
         async with self._lock:
             self.history.add(code)
-            capped = OutputCap(stdout_limit)
+            capped = OutputCap(stdout_limit, results_limit)
             finished = False
             try:
                 async for event in self.kernel.execute(code, timeout):
@@ -81,15 +85,15 @@ class CodeContext:
     async def run_silent(self, code: str, timeout: float) -> str:
         """sandboxd's own cell, run while holding ``exclusive()``: its stdout, or KernelDied.
         A kernel that died or would not finish is restarted."""
-        output = []
+        tail = Tail(SILENT_OUTPUT_LIMIT)
         try:
             async for event in self.kernel.execute(code, timeout, silent=True):
                 if event["type"] == "stdout":
-                    output.append(event["text"])
+                    tail.add(event["text"])
         except (KernelDied, TimeoutError):
             await self.restart()
             raise KernelDied("the kernel died or hung while its state was saved or loaded") from None
-        return "".join(output)
+        return tail.text()
 
     async def _refuse_if_busy(self) -> None:
         """ContextBusy while another cell runs. A caller that just dropped its cell may send the
@@ -142,20 +146,46 @@ class History:
         self.chars += len(code)
 
 
-class OutputCap:
-    """Passes stdout/stderr until ``limit`` bytes, then one visible marker, then nothing more."""
+class Tail:
+    """The last ``limit`` characters of a stream of text, held in bounded memory."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
+        self.parts: list[str] = []
+        self.chars = 0
+
+    def add(self, text: str) -> None:
+        self.parts.append(text[-self.limit :])
+        self.chars += len(self.parts[-1])
+        if self.chars > 2 * self.limit:
+            self.parts = [self.text()]
+            self.chars = len(self.parts[0])
+
+    def text(self) -> str:
+        return "".join(self.parts)[-self.limit :]
+
+
+class OutputCap:
+    """What one cell may send: stdout/stderr until ``limit`` bytes, results and errors until
+    ``results_limit`` bytes (an error's value and traceback each cut to ``limit``), each then one
+    visible marker and nothing more of its kind."""
+
+    def __init__(self, limit: int, results_limit: int = 64 << 20) -> None:
+        self.limit = limit
         self.used = 0
         self.truncated = False
+        self.results_limit = results_limit
+        self.results_used = 0
+        self.results_truncated = False
 
     def filter(self, event: Event) -> list[Event]:
+        if event["type"] in ("result", "error"):
+            return self._result(event)
         if event["type"] not in ("stdout", "stderr"):
             return [event]
         if self.truncated:
             return []
-        data = event["text"].encode()
+        data = event["text"].encode(errors="surrogatepass")
         if self.used + len(data) <= self.limit:
             self.used += len(data)
             return [event]
@@ -163,3 +193,21 @@ class OutputCap:
         head = data[: self.limit - self.used].decode(errors="ignore")
         marker = f"\n[output truncated: more than {self.limit} bytes of output in this cell]\n"
         return [{**event, "text": head}, {"type": "stderr", "text": marker}]
+
+    def _result(self, event: Event) -> list[Event]:
+        if self.results_truncated:
+            return []
+        if event["type"] == "error":
+            event = {**event, "value": self._cut(event["value"]), "traceback": self._cut(event["traceback"])}
+        size = len(json.dumps(event))
+        if self.results_used + size <= self.results_limit:
+            self.results_used += size
+            return [event]
+        self.results_truncated = True
+        text = f"[results truncated: more than {self.results_limit} bytes of results and errors in this cell]"
+        return [{"type": "result", "data": {"text/plain": text}, "is_main_result": False}]
+
+    def _cut(self, text: str) -> str:
+        if len(text) <= self.limit:
+            return text
+        return text[: self.limit] + f"\n[truncated: more than {self.limit} characters]"

@@ -8,7 +8,7 @@ import uvicorn
 
 from sandboxes import templates
 from sandboxes.drivers import choose_driver
-from sandboxes.kernels.kernel import KernelSpec
+from sandboxes.kernels.kernel import ChannelLimits, KernelSpec
 from sandboxes.server.app import build_app
 from sandboxes.server.config import ServerConfig
 from sandboxes.server.mounts import enter_private_namespace
@@ -42,6 +42,9 @@ def build_registry(config: ServerConfig) -> tuple[Registry, Stager | None]:
             env=config.kernel_env,
             owner=config.owner,
             sources=sources,
+            channels=ChannelLimits(
+                max_message_bytes=config.max_kernel_message_bytes, queue=config.kernel_queue
+            ),
         )
         for template in built
     }

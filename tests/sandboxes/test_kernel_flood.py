@@ -1,0 +1,120 @@
+"""sandboxd is bounded against its own kernels: a kernel thread that floods iopub between cells
+does not grow sandboxd, rich results and errors are capped per cell with a visible marker, and a
+message over the size limit is dropped without hanging its cell."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sandboxes import Sandbox
+from tests.conftest import TEST_SETTINGS
+from tests.sandboxd_process import SandboxdProcess, own_sandboxd_process
+
+MiB = 1 << 20
+
+# A thread that publishes 1 MiB stream messages parented to no cell, for a few seconds.
+FLOOD = """
+import threading, time
+kernel = get_ipython().kernel
+payload = "x" * (1 << 20)
+def flood(seconds):
+    end = time.time() + seconds
+    while time.time() < end:
+        kernel.session.send(kernel.iopub_socket, "stream", {"name": "stdout", "text": payload}, parent={})
+threading.Thread(target=flood, args=(%s,), daemon=True).start()
+"""
+
+
+def rss_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+@pytest.fixture(scope="module")
+def small_caps() -> Iterator[SandboxdProcess]:
+    """A sandboxd whose results cap (2 MiB) and message limit (4 MiB) are quick to reach."""
+    settings = {
+        **TEST_SETTINGS,
+        "SANDBOXD_RESULTS_LIMIT": "2M",
+        "SANDBOXD_MAX_KERNEL_MESSAGE": "4M",
+        "SANDBOXD_POOL_SIZE": "0",
+    }
+    with own_sandboxd_process(settings, prefix="sandboxd-caps-") as server:
+        yield server
+
+
+@pytest.fixture
+def capped(small_caps: SandboxdProcess) -> Iterator[Sandbox]:
+    sandbox = Sandbox.create(url=small_caps.url, token=small_caps.token)
+    yield sandbox
+    sandbox.kill()
+    sandbox.close()
+
+
+def test_a_background_flood_does_not_grow_sandboxd(sandboxd, make_sandbox):
+    flooding, neighbour = make_sandbox(), make_sandbox()
+    assert neighbour.run_code("1 + 1").text == "2"
+    pid = sandboxd.process.pid
+    before, peak, worst = rss_bytes(pid), 0, 0.0
+    stop = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not stop.is_set():
+            peak = max(peak, rss_bytes(pid))
+            time.sleep(0.05)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        flooding.run_code(FLOOD % 4)
+        deadline = time.monotonic() + 4.5
+        while time.monotonic() < deadline:
+            started = time.monotonic()
+            assert neighbour.run_code("1 + 1").text == "2"
+            worst = max(worst, time.monotonic() - started)
+    finally:
+        stop.set()
+        sampler.join()
+    print(f"sandboxd RSS {before / MiB:.0f} MiB, peak {peak / MiB:.0f} MiB; neighbour's worst {worst:.3f} s")
+    assert peak - before < 300 * MiB
+    execution = flooding.run_code("6 * 7")  # the flooded sandbox's own next cell: no flood in it
+    assert execution.text == "42" and execution.stdout == ""
+
+
+def test_rich_results_are_capped_with_one_marker(capped):
+    code = "for i in range(40): display({'text/plain': str(i) + ' ' + 'y' * 100_000}, raw=True)"
+    execution = capped.run_code(code)
+    texts = [result.text or "" for result in execution.results]
+    assert 10 < len(texts) < 40
+    assert texts[0].startswith("0 y")
+    assert texts[-1].startswith("[results truncated: more than 2097152 bytes")
+    assert sum(text.startswith("[results truncated") for text in texts) == 1
+    assert capped.run_code("6 * 7").text == "42"
+
+
+def test_an_error_payload_is_cut_with_a_marker(capped):
+    execution = capped.run_code("raise ValueError('v' * 1_000_000)")
+    assert execution.error is not None and execution.error.name == "ValueError"
+    assert len(execution.error.value) < 70_000
+    assert execution.error.value.endswith("[truncated: more than 65536 characters]")
+    assert len(execution.error.traceback) < 70_000
+    assert capped.run_code("6 * 7").text == "42"
+
+
+def test_a_message_over_the_size_limit_is_dropped_and_its_cell_ends(capped):
+    code = "display({'text/plain': 'z' * (8 << 20)}, raw=True)\nprint('after')"
+    execution = capped.run_code(code, timeout=30)
+    assert not any((result.text or "").startswith("zzz") for result in execution.results)
+    assert execution.error is None
+    assert "[some of this cell's output was lost: the kernel sent a message larger than 4194304" in (
+        execution.stderr
+    )
+    assert capped.run_code("6 * 7").text == "42"
