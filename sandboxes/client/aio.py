@@ -20,7 +20,7 @@ from sandboxes.client.connection import (
     translate_errors,
 )
 from sandboxes.client.payloads import (
-    EntryInfo,
+    Listing,
     RestoreReport,
     SandboxInfo,
     SnapshotInfo,
@@ -28,6 +28,7 @@ from sandboxes.client.payloads import (
     create_body,
     create_headers,
     execute_body,
+    list_files_params,
     list_params,
     restore_body,
 )
@@ -321,9 +322,12 @@ class AsyncFiles:
         """Delete the file, or the folder with all it holds, at ``path``. Raises FileNotFound."""
         await self._api.request("DELETE", self._path, params={"path": path})
 
-    async def list(self, path: str = ".") -> list[EntryInfo]:
-        body = (await self._api.request("GET", f"{self._path}/list", params={"path": path})).json()
-        return [EntryInfo.from_json(entry) for entry in body["entries"]]
+    async def list(self, path: str = ".", *, limit: int | None = None, cursor: str | None = None) -> Listing:
+        """As Files.list: one page of the folder at ``path``, a list with ``truncated`` and
+        ``next_cursor``."""
+        params = list_files_params(path, limit, cursor)
+        body = (await self._api.request("GET", f"{self._path}/list", params=params)).json()
+        return Listing.from_json(body)
 
 
 def _as_content(

@@ -63,6 +63,30 @@ class EntryInfo:
         return cls(name=body["name"], path=body["path"], type=body["type"], size=body["size"])
 
 
+class Listing(list[EntryInfo]):
+    """One page of a folder's entries (folders first, then by name): a list, plus ``truncated``
+    (more entries follow) and ``next_cursor`` (pass it as ``cursor`` for the next page, or None)."""
+
+    truncated: bool
+    next_cursor: str | None
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> Listing:
+        listing = cls(EntryInfo.from_json(entry) for entry in body["entries"])
+        listing.truncated = bool(body.get("truncated", False))
+        listing.next_cursor = body.get("next")
+        return listing
+
+
+def list_files_params(path: str, limit: int | None, cursor: str | None) -> dict[str, str]:
+    params = {"path": path}
+    if limit is not None:
+        params["limit"] = str(limit)
+    if cursor is not None:
+        params["cursor"] = cursor
+    return params
+
+
 @dataclass(frozen=True)
 class WriteInfo:
     path: str

@@ -17,7 +17,7 @@ from sandboxes.client.connection import (
     translate_errors,
 )
 from sandboxes.client.payloads import (
-    EntryInfo,
+    Listing,
     RestoreReport,
     SandboxInfo,
     SnapshotInfo,
@@ -25,6 +25,7 @@ from sandboxes.client.payloads import (
     create_body,
     create_headers,
     execute_body,
+    list_files_params,
     list_params,
     restore_body,
 )
@@ -358,9 +359,13 @@ class Files:
         """Delete the file, or the folder with all it holds, at ``path``. Raises FileNotFound."""
         self._api.request("DELETE", self._path, params={"path": path})
 
-    def list(self, path: str = ".") -> list[EntryInfo]:
-        body = self._api.request("GET", f"{self._path}/list", params={"path": path}).json()
-        return [EntryInfo.from_json(entry) for entry in body["entries"]]
+    def list(self, path: str = ".", *, limit: int | None = None, cursor: str | None = None) -> Listing:
+        """One page of the folder at ``path``: at most ``limit`` entries (sandboxd's page size,
+        1,000 unless configured, when None), from ``cursor`` (an earlier page's ``next_cursor``)
+        on. The Listing is a list of EntryInfo whose ``truncated`` says more follow. A name that
+        is not UTF-8 comes escaped (``\\xff``). Raises FileNotFound, InvalidPath, InvalidRequest."""
+        params = list_files_params(path, limit, cursor)
+        return Listing.from_json(self._api.request("GET", f"{self._path}/list", params=params).json())
 
 
 def _upload_body(

@@ -163,7 +163,8 @@ class SandboxApi:
 
     async def read_file(self, request: Request) -> Response:
         sandbox = self._sandbox(request)
-        fd, size = files.open_for_read(sandbox.workdir, request.query_params.get("path", ""))
+        path = request.query_params.get("path", "")
+        fd, size = await asyncio.to_thread(files.open_for_read, sandbox.workdir, path)
         headers = {"content-length": str(size)}
         return StreamingResponse(files.iter_file(fd), media_type="application/octet-stream", headers=headers)
 
@@ -174,8 +175,15 @@ class SandboxApi:
 
     async def list_files(self, request: Request) -> Response:
         sandbox = self._sandbox(request)
-        entries = files.list_dir(sandbox.workdir, request.query_params.get("path", ""))
-        return JSONResponse({"entries": entries})
+        query = request.query_params
+        page = await asyncio.to_thread(
+            files.list_page,
+            sandbox.workdir,
+            query.get("path", ""),
+            limit=files.check_page_limit(query.get("limit"), self.config.list_limit),
+            cursor=query.get("cursor"),
+        )
+        return JSONResponse(page)
 
     async def take_snapshot(self, request: Request) -> Response:
         info = await self.snapshots.take(self._sandbox(request))

@@ -81,7 +81,7 @@ class ArchiveWriter:
                 info.type, info.mode = tarfile.DIRTYPE, 0o755
                 self.tar.addfile(info)
             elif fd < 0:
-                self.skipped.append(path)
+                self.skipped.append(files.shown_name(path))
             else:
                 with os.fdopen(fd, "rb") as stream:
                     self.add_stream(WORKDIR_PREFIX + path, stream, os.fstat(stream.fileno()).st_size)
@@ -214,14 +214,15 @@ class ArchiveReader:
                 out.write(chunk)
 
     def restore_workdir(self, workdir: Path, owner: tuple[int, int] | None) -> None:
-        for name, member in self.members.items():
-            if not name.startswith(WORKDIR_PREFIX):
-                continue
-            path = name[len(WORKDIR_PREFIX) :]
-            if member.isdir():
-                files.make_dir(workdir, path, owner=owner)
-            elif member.isfile():
-                self.copy_to(name, files.create_file(workdir, path, owner=owner))
+        with files.Filler(workdir, owner) as filler:
+            for name, member in self.members.items():
+                if not name.startswith(WORKDIR_PREFIX):
+                    continue
+                path = name[len(WORKDIR_PREFIX) :]
+                if member.isdir():
+                    filler.make_dir(path)
+                elif member.isfile():
+                    self.copy_to(name, filler.create_file(path))
 
 
 def too_large(limit: int) -> SnapshotTooLarge:
