@@ -118,7 +118,7 @@ class SessionKernel:
         self._remove_deleted_since(snapshot)
         unsaved = sandbox.restore_report.unsaved if sandbox.restore_report else []
         if unsaved:
-            text += f" These could not be saved and are gone: {', '.join(unsaved)}."
+            text += f" The kernel reported that these could not be saved and are gone: {', '.join(unsaved)}."
         taken_at = snapshot.created_at.isoformat()
         return sandbox, {"text": text, "snapshot": snapshot.id, "taken_at": taken_at, "unsaved": unsaved}
 

@@ -13,6 +13,11 @@ REPORT_PREFIX = "@@sandbox-state@@ "
 # IPython's own names: output history (_, __, _1, _i1, _oh...), dunders, In/Out, exit/quit.
 IPYTHON_NAMES = re.compile(r"^(_+|_i+\d*|_\d+|_[iod]h|__.*__)$")
 IPYTHON_OBJECTS = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
+# sandboxd refuses a report beyond these (state_report.py): a variable of a longer or odd name
+# (set through globals()) is not saved, and at most this many unsaved ones are named.
+MAX_NAME_CHARS = 200
+MAX_UNSAVED = 1000
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 class _TooLarge(Exception):
@@ -45,6 +50,8 @@ def _report(**fields):
 
 def _user_names(namespace, hidden):
     for name, value in namespace.items():
+        if not isinstance(name, str) or not name.isidentifier() or len(name) > MAX_NAME_CHARS:
+            continue
         if IPYTHON_NAMES.match(name) or name in IPYTHON_OBJECTS:
             continue
         if name in hidden and hidden[name] is value:
@@ -60,7 +67,7 @@ def _remove(path):
 
 
 def _describe(exc):
-    return f"{type(exc).__name__}: {exc}"[:300]
+    return CONTROL.sub(" ", f"{type(exc).__name__}: {exc}")[:300]
 
 
 def save(path, limit, drop_unpicklable=False):
@@ -128,7 +135,8 @@ def _drop_unpicklable(state):
         try:
             pickler(_Discard(), protocol=5).dump(state[name])  # a trial: keep no copy of the bytes
         except Exception as exc:
-            dropped[name] = _describe(exc)
+            if len(dropped) < MAX_UNSAVED:
+                dropped[name] = _describe(exc)
             del state[name]
     return dropped
 

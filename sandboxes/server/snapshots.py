@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import json
 import threading
 import time
 import uuid
@@ -27,7 +26,7 @@ from sandboxes.errors import (
     TemplateNotFound,
 )
 from sandboxes.kernels.kernel import KernelDied, in_own_namespace
-from sandboxes.server import files, kernel_state, namespace_drain, namespace_feed
+from sandboxes.server import files, kernel_state, namespace_drain, namespace_feed, state_report
 from sandboxes.server.contexts import CodeContext, History
 from sandboxes.server.registry import Registry
 from sandboxes.server.sandbox import ServerSandbox
@@ -47,16 +46,6 @@ def _state_path(context_id: str) -> str:
 def _cell(call: str) -> str:
     """A silent cell running kernel_state's ``call`` in a namespace of its own."""
     return in_own_namespace(f"{KERNEL_STATE_SOURCE}\n{call}", STATE_NAMESPACE)
-
-
-def _report(stdout: str) -> dict[str, Any]:
-    for line in reversed(stdout.splitlines()):
-        if line.startswith(kernel_state.REPORT_PREFIX):
-            with contextlib.suppress(ValueError):
-                report = json.loads(line[len(kernel_state.REPORT_PREFIX) :])
-                if isinstance(report, dict):
-                    return report
-    return {"error": "failed", "message": "the kernel gave no report"}
 
 
 def public_info(manifest: Mapping[str, Any], size: int) -> dict[str, Any]:
@@ -253,7 +242,7 @@ class Snapshots:
         replay: bool,
     ) -> dict[str, Any]:
         history = History(list(saved.get("history") or []), bool(saved.get("history_complete")))
-        unsaved = dict(saved.get("unsaved") or {})
+        unsaved = state_report.unsaved_names(saved.get("unsaved"))
         replayed = replay and bool(unsaved) and history.complete
         state = _state_path(context.id)
         async with context.exclusive():
@@ -272,7 +261,7 @@ class Snapshots:
         return {
             "id": context.id,
             "restored": report.get("restored", []),
-            "unsaved": sorted(unsaved),
+            "unsaved": unsaved,
             "replayed": replayed,
         }
 
@@ -289,7 +278,7 @@ def _restore_workdir(path: Path, workdir: Path, owner: tuple[int, int] | None) -
 async def _run_state_cell(context: CodeContext, call: str, shown_id: object) -> dict[str, Any]:
     """Run kernel_state's ``call`` in ``context``; its report."""
     try:
-        return _report(await context.run_silent(_cell(call), STATE_TIMEOUT))
+        return state_report.parse(await context.run_silent(_cell(call), STATE_TIMEOUT))
     except KernelDied as exc:
         raise SnapshotFailed(f"context {shown_id}: {exc}") from None
 

@@ -1,0 +1,104 @@
+"""The report a kernel's state cell prints (kernel_state.py), read as what it is: kernel output.
+
+The kernel runs the user's code, which may have patched anything the state cell uses (json,
+print, sorted...), so its report is checked field by field: a report of the wrong shape, or
+larger than the limits below, fails the save or load; it never reaches a caller as it came.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from typing import Any
+
+from sandboxes.server import kernel_state
+
+MAX_NAMES = 10_000  # variables saved or restored in one context
+MAX_UNSAVED = kernel_state.MAX_UNSAVED  # variables named as not saved, each with why
+MAX_NAME_CHARS = kernel_state.MAX_NAME_CHARS
+MAX_MESSAGE_CHARS = 300
+ERRORS = frozenset({"too_large", "failed", "unpicklable"})
+PRINTABLE = re.compile(r"[^\x00-\x1f\x7f-\x9f]*")  # no control characters, terminal escapes among them
+
+
+class Malformed(ValueError):
+    pass
+
+
+def parse(stdout: str) -> dict[str, Any]:
+    """The last report line in ``stdout``, checked: {"error", "message"?, "limit"?} or
+    {"saved", "unsaved", "size"} or {"restored"}. A missing or malformed report comes back as
+    {"error": "failed", "message": ...} saying so."""
+    for line in reversed(stdout.splitlines()):
+        if line.startswith(kernel_state.REPORT_PREFIX):
+            try:
+                return check(json.loads(line[len(kernel_state.REPORT_PREFIX) :]))
+            except (ValueError, RecursionError) as exc:
+                return {"error": "failed", "message": f"the kernel's report was malformed ({exc})"}
+    return {"error": "failed", "message": "the kernel gave no report"}
+
+
+def check(report: object) -> dict[str, Any]:
+    """``report`` if it has one of the report's shapes and sizes; Malformed if not."""
+    if not isinstance(report, dict):
+        raise Malformed("not an object")
+    keys = frozenset(report)
+    if "error" in report:
+        if not keys <= {"error", "message", "limit"} or report["error"] not in ERRORS:
+            raise Malformed("an unknown error")
+        checked: dict[str, Any] = {"error": report["error"]}
+        if "message" in report:
+            checked["message"] = message(report["message"])
+        if "limit" in report:
+            checked["limit"] = count(report["limit"])
+        return checked
+    if keys == {"saved", "unsaved", "size"}:
+        unsaved = report["unsaved"]
+        if not isinstance(unsaved, dict) or len(unsaved) > MAX_UNSAVED:
+            raise Malformed(f"unsaved must be an object of at most {MAX_UNSAVED} names")
+        return {
+            "saved": names(report["saved"]),
+            "unsaved": {name(key): message(why) for key, why in unsaved.items()},
+            "size": count(report["size"]),
+        }
+    if keys == {"restored"}:
+        return {"restored": names(report["restored"])}
+    raise Malformed("unexpected fields")
+
+
+def names(value: object) -> list[str]:
+    if not isinstance(value, list) or len(value) > MAX_NAMES:
+        raise Malformed(f"a list of at most {MAX_NAMES} names was expected")
+    return [name(item) for item in value]
+
+
+def name(value: object) -> str:
+    """A Python identifier of at most MAX_NAME_CHARS characters."""
+    if not isinstance(value, str) or not value.isidentifier() or len(value) > MAX_NAME_CHARS:
+        raise Malformed(f"a variable name must be an identifier of at most {MAX_NAME_CHARS} characters")
+    return value
+
+
+def message(value: object) -> str:
+    if not isinstance(value, str) or len(value) > MAX_MESSAGE_CHARS or not PRINTABLE.fullmatch(value):
+        raise Malformed(f"a message must be printable text of at most {MAX_MESSAGE_CHARS} characters")
+    return value
+
+
+def count(value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise Malformed("a size must be a whole number")
+    return value
+
+
+def unsaved_names(value: object) -> list[str]:
+    """The names of a stored manifest's ``unsaved`` (written by an older sandboxd, perhaps
+    unchecked): the valid ones, at most MAX_UNSAVED."""
+    if not isinstance(value, dict):
+        return []
+    valid = []
+    for key in value:
+        with contextlib.suppress(Malformed):
+            valid.append(name(key))
+    return sorted(valid)[:MAX_UNSAVED]
