@@ -15,7 +15,7 @@ import mimetypes
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
-from django.db.models.fields.files import FieldFile
+from django.core.files import File
 from django.http import Http404
 
 from analyst.file_reports import upload_entry
@@ -105,7 +105,12 @@ def download(session: AnalysisSession, path: str) -> Download:
     upload = session.files.filter(path=path).first()
     if upload is None:
         raise Http404("no such file")
-    return Download(_from_storage(upload.stored), upload.name, content_type, upload.stored.size)
+    try:
+        size = upload.stored.size
+        stream = upload.stored.storage.open(upload.stored.name, "rb")  # opened before we answer
+    except FileNotFoundError:  # deleted with its session, or by hand, since the row was read
+        raise Http404("no such file") from None
+    return Download(_from_storage(stream), upload.name, content_type, size)
 
 
 def _open_in_sandbox(session: AnalysisSession, path: str) -> AsyncIterator[bytes] | None:
@@ -157,8 +162,7 @@ def _close(sandbox: Sandbox, stream: Iterator[bytes]) -> None:
     sandbox.close()
 
 
-async def _from_storage(stored: FieldFile) -> AsyncIterator[bytes]:
-    stream = await asyncio.to_thread(stored.storage.open, stored.name, "rb")
+async def _from_storage(stream: File) -> AsyncIterator[bytes]:
     try:
         while chunk := await asyncio.to_thread(stream.read, CHUNK):
             yield chunk

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.files.base import ContentFile
 
-from analyst.models import AnalysisSession, ApiToken
+from analyst.models import AnalysisSession, ApiToken, DataFile
 from sandboxes import Sandbox, SandboxError
 from tests.api.conftest import server_env
 from tests.web_process import web_server
@@ -48,6 +50,18 @@ def test_a_file_deleted_after_the_listing_is_a_json_404(served):
     response = client.get(report["download_url"])
     assert response.status_code == 404 and response.headers["Content-Type"] == "application/json"
     assert response.json()["error"]["code"] == "not_found"
+
+
+def test_an_upload_whose_stored_copy_is_gone_is_a_json_404(api, session, media):
+    """With no sandbox running, an upload downloads from our copy: gone from disk, it is a 404."""
+    upload = DataFile(session=session, name="q3.csv", path="data/q3.csv", size=4)
+    upload.stored.save("q3.csv", ContentFile(b"a\n1\n"))
+    url = f"/api/sessions/{session.id}/files/download?path=data/q3.csv"
+    whole = api.get(url)
+    assert whole.status_code == 200 and b"".join(whole) == b"a\n1\n"  # (the test client collects it)
+    Path(upload.stored.path).unlink()
+    response = api.get(url)
+    assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
 
 
 def test_raced_downloads_each_end_whole_or_as_a_404(served):
