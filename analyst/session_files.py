@@ -123,11 +123,11 @@ def _open_in_sandbox(session: AnalysisSession, path: str) -> AsyncIterator[bytes
     except SandboxError:
         return None
     try:
-        entry = next((e for e in sandbox.files.list(_folder(path)) if e.path == path), None)
-        if entry is not None and entry.type == "file":
-            stream = iter(sandbox.files.read_chunks(path))
-            first = next(stream, b"")
-            return _from_sandbox(sandbox, path, stream, first)
+        # No listing first: sandboxd reads only a regular file (InvalidPath for anything else), and
+        # a listing is paged, so a file past its first page would seem missing.
+        stream = iter(sandbox.files.read_chunks(path))
+        first = next(stream, b"")
+        return _from_sandbox(sandbox, path, stream, first)
     except (FileNotFound, InvalidPath):
         pass
     except BaseException:
@@ -168,7 +168,3 @@ async def _from_storage(stream: File) -> AsyncIterator[bytes]:
             yield chunk
     finally:
         await asyncio.to_thread(stream.close)
-
-
-def _folder(path: str) -> str:
-    return path.rsplit("/", 1)[0] if "/" in path else "."

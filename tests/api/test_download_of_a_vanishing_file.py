@@ -46,6 +46,8 @@ def test_a_file_deleted_after_the_listing_is_a_json_404(served):
     sandbox.files.write("outputs/report.csv", CONTENT)
     listing = client.get(f"/api/sessions/{session.id}/files").json()["files"]
     report = next(f for f in listing if f["path"] == "outputs/report.csv")
+    folder = client.get(f"/api/sessions/{session.id}/files/download", params={"path": "outputs"})
+    assert folder.status_code == 404  # a folder is not a file to download
     sandbox.files.remove("outputs/report.csv")
     response = client.get(report["download_url"])
     assert response.status_code == 404 and response.headers["Content-Type"] == "application/json"
