@@ -146,7 +146,7 @@ async def _from_sandbox(
     try:
         if first:
             yield first
-        while chunk := await asyncio.to_thread(next, stream, b""):
+        while (chunk := await asyncio.to_thread(next, stream, None)) is not None:
             yield chunk
     except Exception as error:
         log.warning("the download of %s from sandbox %s failed midway: %r", path, sandbox.sandbox_id, error)
@@ -156,10 +156,14 @@ async def _from_sandbox(
 
 
 def _close(sandbox: Sandbox, stream: Iterator[bytes]) -> None:
-    close = getattr(stream, "close", None)
-    if close is not None:
-        close()  # ends the response from sandboxd
-    sandbox.close()
+    try:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()  # ends the response from sandboxd
+    except ValueError:  # still reading in another thread (the client left): closing the client ends it
+        pass
+    finally:
+        sandbox.close()
 
 
 async def _from_storage(stream: File) -> AsyncIterator[bytes]:
