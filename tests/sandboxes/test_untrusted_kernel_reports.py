@@ -75,7 +75,8 @@ def test_names_a_report_may_not_carry_are_left_out_of_the_state(sandbox: Sandbox
 CHATTY = """
 class Chatty:
     def __reduce__(self):
-        print("x" * (3 << 20))
+        for _ in range(3):
+            print("x" * (1 << 20), flush=True)
         return (int, (7,))
 chatty = Chatty()
 """
