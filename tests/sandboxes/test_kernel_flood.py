@@ -74,8 +74,8 @@ def test_a_background_flood_does_not_grow_sandboxd(sandboxd, make_sandbox):
     sampler = threading.Thread(target=sample)
     sampler.start()
     try:
-        flooding.run_code(FLOOD % 4)
-        deadline = time.monotonic() + 4.5
+        flooding.run_code(FLOOD % 3)
+        deadline = time.monotonic() + 3.5
         while time.monotonic() < deadline:
             started = time.monotonic()
             assert neighbour.run_code("1 + 1").text == "2"
