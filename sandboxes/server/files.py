@@ -102,16 +102,17 @@ async def write(
     if not name:
         raise InvalidPath("a file name is required")
     upload = await asyncio.to_thread(_Upload, workdir, folders, owner)
-    size, pending = 0, []
+    size, pending, pending_size = 0, [], 0
     try:
         async for chunk in chunks:
             size += len(chunk)
             if size > max_bytes:
                 raise FileTooLarge(f"the file is larger than the limit of {max_bytes} bytes")
             pending.append(chunk)
-            if sum(map(len, pending)) >= WRITE_BATCH:
+            pending_size += len(chunk)
+            if pending_size >= WRITE_BATCH:
                 await asyncio.to_thread(upload.write, b"".join(pending))
-                pending = []
+                pending, pending_size = [], 0
         await asyncio.to_thread(upload.finish, b"".join(pending), name, path)
     except BaseException:
         await asyncio.to_thread(upload.abort)
