@@ -195,9 +195,13 @@ SANDBOXD_LIST_LIMIT = envint("SANDBOXD_LIST_LIMIT", 1000)
 # Snapshots (kernel state and files) on local disk; a snapshot larger than the limit is refused.
 SANDBOXD_SNAPSHOT_DIR = Path(envstr("SANDBOXD_SNAPSHOT_DIR", str(SANDBOXD_DATA_DIR / "snapshots")))
 SANDBOXD_SNAPSHOT_MAX_BYTES = envbytes("SANDBOXD_SNAPSHOT_MAX_BYTES", 2 << 30)
-# The unprivileged host user sandboxes run as when sandboxd runs as root (never root itself).
-SANDBOXD_SANDBOX_UID = envint("SANDBOXD_SANDBOX_UID", 61000)
-SANDBOXD_SANDBOX_GID = envint("SANDBOXD_SANDBOX_GID", SANDBOXD_SANDBOX_UID)
+# When sandboxd runs as root, each sandbox runs as an unprivileged host user of its own (never
+# root), from SANDBOXD_UID_BASE to SANDBOXD_UID_BASE + SANDBOXD_UID_COUNT - 1, its gid the same
+# number: the kernel's per-user budgets are not shared. SANDBOXD_SANDBOX_UID is the old name of
+# the base. SANDBOXD_CPU_LIMIT: cores each sandbox's kernel may use (0: no limit), weights equal.
+SANDBOXD_UID_BASE = envint("SANDBOXD_UID_BASE", envint("SANDBOXD_SANDBOX_UID", 61000))
+SANDBOXD_UID_COUNT = envint("SANDBOXD_UID_COUNT", 4096)
+SANDBOXD_CPU_LIMIT = envfloat("SANDBOXD_CPU_LIMIT", 1.0)
 # Host variables a kernel may inherit: not secrets, only what its libraries need on this CPU.
 SANDBOXD_KERNEL_ENV = {
     name: os.environ[name] for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if name in os.environ

@@ -16,6 +16,10 @@ log = logging.getLogger(__name__)
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 GROUP_PREFIX = "sandboxd"
+CPU_PERIOD_US = 100_000
+# Every group weighs the same: the defaults of each version (cpu.weight, cpu.shares) said out loud.
+CPU_WEIGHT_V2 = 100
+CPU_SHARES_V1 = 1024
 
 
 @dataclass(frozen=True)
@@ -24,13 +28,16 @@ class Limits:
     max_processes: int = 256
     disk_bytes: int = 1 << 30
     open_files: int = 1024
+    cpu_cores: float = 1.0  # CPU time per period, in cores (0: no limit); needs the cpu cgroup
 
 
 class Cgroup:
     """One cgroup per isolated process, in every hierarchy that enforces a limit we need."""
 
-    def __init__(self, paths: list[Path]) -> None:
+    def __init__(self, paths: list[Path], version: str = "v2") -> None:
         self.paths = paths
+        self.version = version
+        self.controllers = ["memory", "pids"]
 
     @classmethod
     def create(cls, limits: Limits) -> Cgroup | None:
@@ -55,6 +62,15 @@ class Cgroup:
         (path / "memory.max").write_text(str(limits.memory_bytes))
         _write_if_exists(path / "memory.swap.max", "0")
         (path / "pids.max").write_text(str(limits.max_processes))
+        try:  # optional: a machine that does not delegate cpu still gets memory and pids limits
+            if "cpu" not in (parent / "cgroup.subtree_control").read_text().split():
+                (parent / "cgroup.subtree_control").write_text("+cpu")
+            quota = "max" if limits.cpu_cores <= 0 else str(round(limits.cpu_cores * CPU_PERIOD_US))
+            (path / "cpu.max").write_text(f"{quota} {CPU_PERIOD_US}")
+            (path / "cpu.weight").write_text(str(CPU_WEIGHT_V2))
+            group.controllers.append("cpu")
+        except OSError as exc:
+            log.warning("no CPU limit for %s: %s", path, exc)
         return group
 
     @classmethod
@@ -62,12 +78,23 @@ class Cgroup:
         memory = CGROUP_ROOT / "memory" / name
         pids = CGROUP_ROOT / "pids" / name
         memory.mkdir()
-        group = cls([memory])
+        group = cls([memory], "v1")
         pids.mkdir()
         group.paths.append(pids)
         (memory / "memory.limit_in_bytes").write_text(str(limits.memory_bytes))
         _write_if_exists(memory / "memory.memsw.limit_in_bytes", str(limits.memory_bytes))
         (pids / "pids.max").write_text(str(limits.max_processes))
+        cpu = CGROUP_ROOT / "cpu" / name
+        try:  # optional, as under v2
+            cpu.mkdir()
+            group.paths.append(cpu)
+            quota = -1 if limits.cpu_cores <= 0 else round(limits.cpu_cores * CPU_PERIOD_US)
+            (cpu / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
+            (cpu / "cpu.cfs_quota_us").write_text(str(quota))
+            (cpu / "cpu.shares").write_text(str(CPU_SHARES_V1))
+            group.controllers.append("cpu")
+        except OSError as exc:
+            log.warning("no CPU limit for %s: %s", cpu, exc)
         return group
 
     def join(self) -> None:
@@ -139,3 +166,21 @@ def child_setup(
             os.setresuid(uid, uid, uid)
 
     return setup
+
+
+def probe_cgroups(limits: Limits) -> dict[str, object]:
+    """What this machine lets sandboxd enforce, found by making (and removing) one group:
+    {"version": "v1" | "v2" | None, "controllers": [...], "problem": "..." where something is missing}."""
+    group = Cgroup.create(limits)
+    if group is None:
+        return {
+            "version": None,
+            "controllers": [],
+            "problem": "cgroups unavailable: memory falls back to an address-space rlimit, "
+            "processes to a per-user rlimit, and CPU is not limited",
+        }
+    group.remove()
+    found: dict[str, object] = {"version": group.version, "controllers": list(group.controllers)}
+    if "cpu" not in group.controllers:
+        found["problem"] = "the cpu cgroup controller is unavailable: CPU is not limited"
+    return found

@@ -74,7 +74,9 @@ class SandboxApi:
         return sandbox, sandbox.context(request.path_params["cid"])
 
     async def health(self, request: Request) -> Response:
-        return JSONResponse({"status": "ok", "sandboxes": len(self.registry.sandboxes)})
+        return JSONResponse(
+            {"status": "ok", "sandboxes": len(self.registry.sandboxes), "cgroups": self.registry.cgroups}
+        )
 
     async def stats(self, request: Request) -> Response:
         """What the web app's /metrics reports: live sandboxes, and ready kernels per template."""
@@ -157,7 +159,7 @@ class SandboxApi:
         if declared.isdigit() and int(declared) > limit:
             raise FileTooLarge(f"the file is larger than the limit of {limit} bytes")
         size = await files.write(
-            sandbox.workdir, path, request.stream(), max_bytes=limit, owner=self.config.owner
+            sandbox.workdir, path, request.stream(), max_bytes=limit, owner=sandbox.owner
         )
         return JSONResponse({"path": "/".join(files.split(path)), "size": size}, status_code=201)
 

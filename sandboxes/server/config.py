@@ -35,9 +35,10 @@ class ServerConfig:
     snapshot_max_bytes: int = 2 << 30
     max_sandboxes: int = 64
     kernel_env: Mapping[str, str] = field(default_factory=dict)
-    # When sandboxd is root, sandboxes run as this unprivileged host user and own their files.
-    sandbox_uid: int | None = None
-    sandbox_gid: int | None = None
+    # When sandboxd is root, each sandbox runs as an unprivileged host user of its own, from
+    # uid_base to uid_base + uid_count - 1 (its gid the same number), and owns its files.
+    uid_base: int | None = None
+    uid_count: int = 4096
     reap_interval_seconds: float = 1.0
 
     @property
@@ -46,7 +47,8 @@ class ServerConfig:
 
     @property
     def owner(self) -> tuple[int, int] | None:
-        """(uid, gid) that sandbox files must belong to, or None to leave them as ours."""
-        if self.sandbox_uid is None or os.geteuid() != 0:
+        """The first (uid, gid) of the sandbox range (what probes and reachability checks run as),
+        or None when sandboxes run as us and their files stay ours."""
+        if self.uid_base is None or os.geteuid() != 0:
             return None
-        return self.sandbox_uid, self.sandbox_gid if self.sandbox_gid is not None else self.sandbox_uid
+        return self.uid_base, self.uid_base

@@ -36,13 +36,19 @@ class WarmPool:
         size: int,
         specs: dict[str, KernelSpec],
         new_workdir: Callable[[str], Path],
+        own: Callable[[KernelSpec, str], KernelSpec] = lambda spec, _: spec,
+        drop_workdir: Callable[[str, Path], None] = lambda _, path: workdirs.destroy(path),
         warm_up: bool = True,
     ) -> None:
         self.size = size
         self.specs = specs
         # Each template's warm-up cell, read once (empty when turned off or the template has none).
         self.warm_ups = {name: spec.template.warm_up_code if warm_up else "" for name, spec in specs.items()}
+        # A pooled sandbox holds its workdir (and host uid) from new_workdir to drop_workdir;
+        # own gives the spec its kernels run with.
         self.new_workdir = new_workdir
+        self.own = own
+        self.drop_workdir = drop_workdir
         self.ready: dict[str, list[Warm]] = {name: [] for name in specs}
         self._wanted = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -83,13 +89,13 @@ class WarmPool:
         try:
             workdir = await asyncio.shield(creating)
         except asyncio.CancelledError:  # the thread goes on: wait for it, then undo its work
-            await asyncio.to_thread(workdirs.destroy, await creating)
+            await asyncio.to_thread(self.drop_workdir, sandbox_id, await creating)
             raise
-        kernel = Kernel(spec, workdir)
+        kernel = Kernel(self.own(spec, sandbox_id), workdir)
         try:
             await kernel.start()
         except BaseException:
-            await asyncio.to_thread(workdirs.destroy, workdir)
+            await asyncio.to_thread(self.drop_workdir, sandbox_id, workdir)
             raise
         unit = Warm(sandbox_id, workdir, kernel)
         try:
@@ -101,7 +107,7 @@ class WarmPool:
 
     async def _discard(self, unit: Warm) -> None:
         await unit.kernel.shutdown()
-        await asyncio.to_thread(workdirs.destroy, unit.workdir)
+        await asyncio.to_thread(self.drop_workdir, unit.sandbox_id, unit.workdir)
 
     async def close(self) -> None:
         if self._task is not None:

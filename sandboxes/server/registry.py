@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import dataclasses
 import logging
 import uuid
 from collections.abc import Mapping
@@ -22,6 +23,7 @@ from sandboxes.server.config import ServerConfig
 from sandboxes.server.contexts import CodeContext
 from sandboxes.server.pool import WarmPool
 from sandboxes.server.sandbox import ServerSandbox
+from sandboxes.server.uids import UidRange
 
 log = logging.getLogger(__name__)
 EXPIRED_MEMORY = 10_000
@@ -32,11 +34,16 @@ class Registry:
         self.config = config
         self.specs = specs
         self.sandboxes: dict[str, ServerSandbox] = {}
+        # Each sandbox's own host uid (pooled ones included), where sandboxd is root.
+        self.uids = UidRange(config.owner[0], config.uid_count) if config.owner else None
+        self.cgroups: dict[str, object] = {}  # what cgroups enforce here (set by serve)
         self.expired: collections.OrderedDict[str, None] = collections.OrderedDict()
         self.pool = WarmPool(
             size=config.pool_size,
             specs=self._pooled_specs(),
             new_workdir=self.new_workdir,
+            own=self.own,
+            drop_workdir=self.drop_workdir,
             warm_up=config.pool_warm_up,
         )
         self._reaper: asyncio.Task[None] | None = None
@@ -57,9 +64,32 @@ class Registry:
         self._reaper = asyncio.create_task(self._reap_forever())
 
     def new_workdir(self, sandbox_id: str) -> Path:
+        """The sandbox's workdir, owned by the uid it now holds (given back by drop_workdir)."""
+        owner = self.uids.take(sandbox_id) if self.uids else None
         path = self.config.data_dir / "sandboxes" / sandbox_id
-        workdirs.create(path, self.config.limits.disk_bytes, self.config.owner)
+        try:
+            workdirs.create(path, self.config.limits.disk_bytes, owner)
+        except BaseException:
+            self.release(sandbox_id)
+            raise
         return path
+
+    def own(self, spec: KernelSpec, sandbox_id: str) -> KernelSpec:
+        """``spec`` for the kernels of ``sandbox_id``: they run as its uid."""
+        if self.uids is None:
+            return spec
+        return dataclasses.replace(spec, owner=self.uids.take(sandbox_id))
+
+    def drop_workdir(self, sandbox_id: str, path: Path) -> None:
+        try:
+            workdirs.destroy(path)
+        finally:
+            self.release(sandbox_id)
+
+    def release(self, sandbox_id: str) -> None:
+        """Give the sandbox's uid back, once its processes are gone (its kernels were closed)."""
+        if self.uids is not None:
+            self.uids.give_back(sandbox_id)
 
     def check_ttl(self, ttl_seconds: object) -> int:
         if ttl_seconds is None:
@@ -118,14 +148,14 @@ class Registry:
         sandbox = ServerSandbox(
             sandbox_id,
             template=template,
-            spec=spec,
+            spec=self.own(spec, sandbox_id),
             workdir=workdir,
             ttl_seconds=ttl_seconds,
             metadata=metadata,
         )
         self.sandboxes[sandbox_id] = sandbox
         if warm is not None:
-            sandbox.add_context(CodeContext(spec, workdir, kernel=warm.kernel), default=True)
+            sandbox.add_context(CodeContext(sandbox.spec, workdir, kernel=warm.kernel), default=True)
             return sandbox
         try:
             await sandbox.new_context()
@@ -155,7 +185,10 @@ class Registry:
         if sandbox is None:
             raise SandboxNotFound(f"no sandbox {sandbox_id}")
         self._forget_key(sandbox)
-        await sandbox.kill()
+        try:
+            await sandbox.kill()
+        finally:
+            self.release(sandbox_id)
 
     def _forget_key(self, sandbox: ServerSandbox) -> None:
         if sandbox.idempotency_key and self._by_key.get(sandbox.idempotency_key) == sandbox.id:
@@ -173,6 +206,7 @@ class Registry:
                     await sandbox.kill()
                 except Exception:
                     log.exception("could not clean up expired sandbox %s", sandbox.id)
+                self.release(sandbox.id)
 
     def _remember_expired(self, sandbox_id: str) -> None:
         self.expired[sandbox_id] = None

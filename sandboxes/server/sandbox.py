@@ -70,6 +70,11 @@ class ServerSandbox:
             self.default_context_id = next(iter(self.contexts), "")
         await context.close()
 
+    @property
+    def owner(self) -> tuple[int, int] | None:
+        """The host (uid, gid) its kernels run as and its files belong to, or None: ours."""
+        return self.spec.owner
+
     def touch(self) -> None:
         self.last_used = time.monotonic()
 

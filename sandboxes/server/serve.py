@@ -8,6 +8,7 @@ import uvicorn
 
 from sandboxes import templates
 from sandboxes.drivers import choose_driver
+from sandboxes.drivers.limits import probe_cgroups
 from sandboxes.kernels.kernel import ChannelLimits, KernelSpec
 from sandboxes.server.app import build_app
 from sandboxes.server.config import ServerConfig
@@ -48,7 +49,13 @@ def build_registry(config: ServerConfig) -> tuple[Registry, Stager | None]:
         )
         for template in built
     }
-    return Registry(config, specs), stager
+    registry = Registry(config, specs)
+    registry.cgroups = probe_cgroups(config.limits)
+    if registry.cgroups.get("problem"):
+        logging.getLogger(__name__).warning("%s", registry.cgroups["problem"])
+    else:
+        logging.getLogger(__name__).info("cgroups %(version)s: %(controllers)s", registry.cgroups)
+    return registry, stager
 
 
 def serve(config: ServerConfig) -> None:

@@ -145,7 +145,7 @@ class Snapshots:
     ) -> dict[str, Any]:
         """One attempt: the kernel pickles into a named pipe that we drain into ``member``."""
         state = _state_path(context.id)
-        async with _pipe(sandbox.workdir, state, self.registry.config.owner):
+        async with _pipe(sandbox.workdir, state, sandbox.owner):
             fd = await asyncio.to_thread(files.open_fifo_for_reading, sandbox.workdir, state)
             async with _beside(functools.partial(namespace_drain.drain, fd, member.write)):
                 call = f"save({'/home/user/' + state!r}, {member.room()}, {drop_unpicklable})"
@@ -214,7 +214,7 @@ class Snapshots:
         """Put the files back while the kernels load their namespaces (a replay waits for the
         files: its cells may read them)."""
         files_written = asyncio.create_task(
-            asyncio.to_thread(_restore_workdir, path, sandbox.workdir, self.registry.config.owner)
+            asyncio.to_thread(_restore_workdir, path, sandbox.workdir, sandbox.owner)
         )
         try:
             if replay:
@@ -250,7 +250,7 @@ class Snapshots:
                 for cell in history.cells:
                     await context.run_silent(cell, self.registry.config.default_cell_timeout)
             chunks = reader.read_chunks(f"contexts/{saved['id']}.pkl")
-            async with _pipe(sandbox.workdir, state, self.registry.config.owner):
+            async with _pipe(sandbox.workdir, state, sandbox.owner):
                 async with _beside(functools.partial(namespace_feed.feed, chunks, sandbox.workdir, state)):
                     load = f"load({'/home/user/' + state!r})"
                     report = await _run_state_cell(context, load, saved["id"])

@@ -42,12 +42,13 @@ def config_from_settings() -> ServerConfig:
         snapshot_dir=settings.SANDBOXD_SNAPSHOT_DIR,
         snapshot_max_bytes=settings.SANDBOXD_SNAPSHOT_MAX_BYTES,
         kernel_env=settings.SANDBOXD_KERNEL_ENV,
-        sandbox_uid=settings.SANDBOXD_SANDBOX_UID,
-        sandbox_gid=settings.SANDBOXD_SANDBOX_GID,
+        uid_base=settings.SANDBOXD_UID_BASE,
+        uid_count=settings.SANDBOXD_UID_COUNT,
         limits=Limits(
             memory_bytes=settings.SANDBOXD_MEMORY_LIMIT,
             max_processes=settings.SANDBOXD_PROCESS_LIMIT,
             disk_bytes=settings.SANDBOXD_DISK_LIMIT,
+            cpu_cores=settings.SANDBOXD_CPU_LIMIT,
         ),
     )
 
