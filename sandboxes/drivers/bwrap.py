@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 
+from sandboxes.drivers import seccomp_filter
 from sandboxes.drivers.base import (
     SANDBOX_GID,
     SANDBOX_HOME,
@@ -139,6 +140,7 @@ class BwrapDriver(Driver):
             "--disable-userns",
             "--cap-drop", "ALL",
         ]  # fmt: skip
+        args += ["--seccomp", str(fds.data(seccomp_filter.program()))]  # seccomp_filter.py
         return args
 
 

@@ -1,0 +1,186 @@
+"""The seccomp filter bubblewrap puts on a sandbox's kernel: a BPF program built with libseccomp.
+
+Modelled on Docker's default profile (moby/moby profiles/seccomp/default.json): the calls it
+leaves out of its allowlist, or allows only to holders of a capability a sandbox never has, are
+refused here. Unlike Docker we deny by name and allow the rest (default ALLOW): an allowlist
+would break the first library that uses a call we did not foresee (numpy, pyarrow, duckdb and
+pip's compilers all reach for new ones), while the calls below are the ones that have carried
+kernel exploits or reach outside the namespaces, and nothing an analysis kernel runs needs them.
+A refused call fails with EPERM, as in Docker; a refused socket family fails with EAFNOSUPPORT,
+what the kernel answers for a family it does not have, so libraries take their "no such family"
+path (glibc's address lookup falls back when netlink is refused). Other architectures' calls (the
+i386 and x32 entry points on x86_64) kill the process: the filter knows only the native one.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import socket
+import tempfile
+
+import pyseccomp as seccomp
+
+DENIED_ERRNO = errno.EPERM
+DENIED_FAMILY_ERRNO = errno.EAFNOSUPPORT
+
+# Calls the sandbox may not make (names the running architecture lacks are skipped).
+DENIED_CALLS = (
+    # io_uring runs calls outside this filter (its own socket, open, ...) and is a steady
+    # source of kernel exploits; Docker dropped it from its allowlist in 2023.
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    # In-kernel programs, kernel keyrings, and the page-fault and profiling interfaces exploits use.
+    "bpf",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "userfaultfd",
+    "perf_event_open",
+    "memfd_secret",
+    "modify_ldt",
+    # Reading or changing other processes.
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "kcmp",
+    "pidfd_getfd",
+    # File handles address any inode of a file system, past the mount namespace's view.
+    "name_to_handle_at",
+    "open_by_handle_at",
+    # The mount family, old and new API, and new namespaces.
+    "mount",
+    "umount2",
+    "pivot_root",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "move_mount",
+    "open_tree",
+    "mount_setattr",
+    "unshare",
+    "setns",
+    # The host's own: modules, kexec, reboot, swap, clocks, accounting, quotas, I/O ports.
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "kexec_load",
+    "kexec_file_load",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "settimeofday",
+    "clock_settime",
+    "clock_adjtime",
+    "adjtimex",
+    "acct",
+    "quotactl",
+    "iopl",
+    "ioperm",
+    "syslog",
+    "lookup_dcookie",
+    "uselib",
+    "ustat",
+    "sysfs",
+    "_sysctl",
+    "nfsservctl",
+    "vm86",
+    "vm86old",
+)
+
+# socket() families the sandbox may open; AF_VSOCK reaches the hypervisor past the network
+# namespace, AF_NETLINK and AF_PACKET talk to the kernel's network stack itself.
+ALLOWED_FAMILIES = (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6)
+
+# personality() values Docker allows: PER_LINUX, PER_LINUX32, UNAME26 and both, and the query.
+ALLOWED_PERSONALITIES = (0x0, 0x8, 0x20000, 0x20008, 0xFFFFFFFF)
+
+_ARG_BITS = 64
+_ALL_ONES = (1 << _ARG_BITS) - 1
+
+
+def denied_calls() -> list[str]:
+    """The names in DENIED_CALLS this architecture has."""
+    return [name for name in DENIED_CALLS if seccomp.resolve_syscall(seccomp.Arch.NATIVE, name) >= 0]
+
+
+@functools.cache
+def program() -> bytes:
+    """The compiled filter for this machine's architecture, as ``bwrap --seccomp FD`` reads it."""
+    rules = seccomp.SyscallFilter(seccomp.ALLOW)
+    rules.set_attr(seccomp.Attr.ACT_BADARCH, seccomp.KILL_PROCESS)
+    rules.set_attr(seccomp.Attr.CTL_OPTIMIZE, 2)  # a binary tree: every call pays a few compares, not 53
+    for name in denied_calls():
+        rules.add_rule(seccomp.ERRNO(DENIED_ERRNO), name)
+    for call, errno_, compares in (
+        ("socket", DENIED_FAMILY_ERRNO, family_rules()),
+        ("personality", DENIED_ERRNO, personality_rules()),
+    ):
+        for mask, value in compares:
+            rules.add_rule(seccomp.ERRNO(errno_), call, seccomp.Arg(0, seccomp.MASKED_EQ, mask, value))
+    with tempfile.TemporaryFile() as out:
+        rules.export_bpf(out)
+        out.seek(0)
+        return out.read()
+
+
+def refused(rules: list[tuple[int, int]], argument: int) -> bool:
+    """Whether one of ``rules`` (masked compares on argument 0, ORed) matches ``argument``."""
+    return any(argument & _ALL_ONES & mask == value for mask, value in rules)
+
+
+def family_rules() -> list[tuple[int, int]]:
+    """(mask, value) compares on socket()'s family, one per rule, true exactly outside ALLOWED_FAMILIES.
+
+    A libseccomp rule may compare an argument only once, and rules are ORed, so "none of these" is
+    spelt as the gaps between the allowed values, each cut into aligned power-of-two blocks (one
+    masked compare each) up to the next power of two past the largest, then one compare per high
+    bit. The kernel reads an int; a register with its upper half set is refused, never allowed.
+    """
+    allowed = sorted(ALLOWED_FAMILIES)
+    top = 1 << allowed[-1].bit_length()
+    rules = []
+    start = 0
+    for value in [*allowed, top]:
+        rules += _blocks(start, value)
+        start = value + 1
+    return rules + [(1 << bit, 1 << bit) for bit in range(top.bit_length() - 1, _ARG_BITS)]
+
+
+def _blocks(start: int, end: int) -> list[tuple[int, int]]:
+    """Masked compares covering [start, end): the largest aligned power-of-two blocks that fit."""
+    found = []
+    while start < end:
+        size = start & -start if start else 1 << end.bit_length()
+        while start + size > end:
+            size >>= 1
+        found.append((_ALL_ONES & ~(size - 1), start))
+        start += size
+    return found
+
+
+def personality_rules() -> list[tuple[int, int]]:
+    """(mask, value) compares true exactly when personality()'s argument is not an allowed value.
+
+    A value is refused when it sets a bit outside PER_LINUX32|UNAME26 and is not the all-ones
+    query. Such a value has a run of set bits (read cyclically) holding an outside bit and ending
+    next to a clear bit; "bit k set, its neighbour clear" for every outside k in both directions
+    catches the run unless its two ends are the inside bits 3 and 17, and two more compares catch
+    those runs (bits 3..17, and 17 round to 3). The kernel reads an unsigned int, so the masks
+    ignore the register's upper half, as the kernel does.
+    """
+    inside = 0
+    for value in ALLOWED_PERSONALITIES[:-1]:
+        inside |= value
+    assert ALLOWED_PERSONALITIES[-1] == 0xFFFFFFFF and inside == 0x20008
+
+    def set_and_clear(k: int, j: int) -> tuple[int, int]:
+        return (1 << k) | (1 << j), 1 << k
+
+    rules = []
+    for k in range(32):
+        if not inside >> k & 1:
+            rules += [set_and_clear(k, (k + 1) % 32), set_and_clear(k, (k - 1) % 32)]
+    return [*rules, set_and_clear(4, 18), set_and_clear(18, 4)]
