@@ -13,7 +13,7 @@ import shutil
 import signal
 import subprocess
 
-from sandboxes.drivers import seccomp_filter
+from sandboxes.drivers import procfiles, seccomp_filter
 from sandboxes.drivers.base import (
     SANDBOX_GID,
     SANDBOX_HOME,
@@ -130,6 +130,9 @@ class BwrapDriver(Driver):
         for name, content in identity_files().items():
             args += ["--ro-bind-data", str(fds.data(content.encode())), f"/etc/{name}"]
         args += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_SIZE), "--tmpfs", "/tmp"]
+        # The kernel's own memory, not the host's (procfiles.py), over the real /proc/meminfo.
+        meminfo = fds.data(procfiles.meminfo(spec.limits.memory_bytes).encode())
+        args += ["--ro-bind-data", str(meminfo), "/proc/meminfo"]
         for inside, host in spec.ro_binds.items():  # after /tmp, or a runtime under /tmp would be hidden
             args += ["--ro-bind", str(host), str(inside)]
         args += [

@@ -20,10 +20,8 @@ def create(path: Path, quota_bytes: int, owner: tuple[int, int] | None = None) -
     path.mkdir(parents=True, mode=0o700)
     if can_mount():
         options = f"size={quota_bytes},mode=0700,nosuid,nodev"
-        if owner:
-            options += f",uid={owner[0]},gid={owner[1]}"
         subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], check=True)
-    elif owner:
+    if owner:  # chown, not tmpfs's uid= option: /proc/self/mountinfo inside would show that
         os.chown(path, *owner)
 
 
