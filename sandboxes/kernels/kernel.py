@@ -64,6 +64,7 @@ class KernelSpec:
     owner: tuple[int, int] | None = None  # the unprivileged host (uid, gid) to run as
     sources: Mapping[Path, Path] = field(default_factory=dict)  # staged runtime paths
     channels: ChannelLimits = field(default_factory=ChannelLimits)
+    runtime_root: Path | None = None  # where runtime folders are made (default: the temp folder)
 
 
 class Kernel:
@@ -72,7 +73,7 @@ class Kernel:
     def __init__(self, spec: KernelSpec, workdir: Path) -> None:
         self.spec = spec
         self.workdir = workdir
-        self.runtime_dir = Path(tempfile.mkdtemp(prefix="sbx-k-"))
+        self.runtime_dir = Path(tempfile.mkdtemp(prefix="sbx-k-", dir=spec.runtime_root))
         self.process: IsolatedProcess | None = None
         self.client: AsyncKernelClient | None = None
         self._zmq: zmq.asyncio.Context | None = None

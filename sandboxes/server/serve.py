@@ -28,13 +28,14 @@ def build_registry(config: ServerConfig) -> tuple[Registry, Stager | None]:
     built = [template for template in built if template.is_built()]
     if not built:
         templates.get("code-interpreter", config.templates_dir).require_built()
-    stager, sources = None, {}
+    stager, sources, runtime_root = None, {}, None
     if config.owner:
         config.data_dir.mkdir(parents=True, exist_ok=True)
         stager = Stager(config.data_dir / "runtimes", config.owner)
         stager.clear()
         stager.check_reachable(config.data_dir, "SANDBOXD_DATA_DIR")
         sources = stager.stage(host for template in built for host in template.runtime_binds().values())
+        runtime_root = stager.runtime_root()
     specs = {
         template.name: KernelSpec(
             template=template,
@@ -43,6 +44,7 @@ def build_registry(config: ServerConfig) -> tuple[Registry, Stager | None]:
             env=config.kernel_env,
             owner=config.owner,
             sources=sources,
+            runtime_root=runtime_root,
             channels=ChannelLimits(
                 max_message_bytes=config.max_kernel_message_bytes, queue=config.kernel_queue
             ),

@@ -1,8 +1,12 @@
-"""Make template runtimes reachable by the unprivileged sandbox user.
+"""Make template runtimes reachable by the unprivileged sandbox users, and anonymous.
 
 When sandboxd is root, bubblewrap runs as an unprivileged host user, and it can only bind
-paths that user can reach. A template whose interpreter lives under /root (pyenv, say) is
-bound read-only onto a reachable folder first, and the sandbox sees it at its original path.
+paths that user can reach. Every runtime path (the template, its interpreter, even under /root)
+is staged first: a read-only overlay of it is mounted on a reachable folder, and the sandbox sees
+that at the path it expects. An overlay is a filesystem of its own, so /proc/self/mountinfo inside
+shows "/" as its root and ``lowerdir=layer:empty`` (relative names, given from a folder of ours) as
+its options: not the host path a bind mount would show. The folder for kernels' runtime files is
+a tmpfs of ours for the same reason.
 """
 
 from __future__ import annotations
@@ -57,20 +61,37 @@ class Stager:
             )
 
     def stage(self, paths: Iterable[Path]) -> dict[Path, Path]:
-        """Map each unreachable path to a reachable read-only copy (a bind mount) of it."""
+        """Map each path to a reachable read-only overlay of it."""
         self.root.mkdir(parents=True, exist_ok=True)
         self.root.chmod(0o755)
         self.check_reachable(self.root, "the staging folder")
+        layers = self.root / "layers"  # where the overlays' lower folders are named from
+        (layers / "empty").mkdir(parents=True, exist_ok=True)  # an overlay without upper needs two
         for path in paths:
-            if path in self.staged or reachable_by(path, *self.owner):
+            if path in self.staged:
                 continue
             target = self.root / str(len(self.staged))
             target.mkdir()
-            subprocess.run(["mount", "--bind", str(path), str(target)], check=True)
-            subprocess.run(["mount", "-o", "remount,bind,ro", str(target)], check=True)
-            log.info("staged %s at %s for the sandbox user", path, target)
+            (layers / "layer").symlink_to(path.resolve())
+            try:
+                subprocess.run(
+                    ["mount", "-t", "overlay", "-o", "lowerdir=layer:empty", "none", str(target)],
+                    cwd=layers,
+                    check=True,
+                )
+            finally:
+                (layers / "layer").unlink()
+            log.info("staged %s at %s for the sandbox users", path, target)
             self.staged[path] = target
         return self.staged
+
+    def runtime_root(self, size_bytes: int = 64 << 20) -> Path:
+        """A tmpfs of ours for kernels' runtime folders (connection file, sockets)."""
+        path = self.root / "kernels"
+        path.mkdir(mode=0o755)
+        options = f"size={size_bytes},mode=0755,nosuid,nodev,noexec"
+        subprocess.run(["mount", "-t", "tmpfs", "-o", options, "none", str(path)], check=True)
+        return path
 
     def clear(self) -> None:
         """Undo every staging mount, ours or a killed predecessor's."""
