@@ -65,6 +65,7 @@ class KernelSpec:
     sources: Mapping[Path, Path] = field(default_factory=dict)  # staged runtime paths
     channels: ChannelLimits = field(default_factory=ChannelLimits)
     runtime_root: Path | None = None  # where runtime folders are made (default: the temp folder)
+    relocated: Mapping[Path, Path] = field(default_factory=dict)  # runtime paths seen elsewhere inside
 
 
 class Kernel:
@@ -101,7 +102,10 @@ class Kernel:
             env=self._environment(),
             workdir=self.workdir,
             runtime_dir=self.runtime_dir,
-            ro_binds={inside: self.spec.sources.get(host, host) for inside, host in binds.items()},
+            ro_binds={
+                self.spec.relocated.get(inside, inside): self.spec.sources.get(host, host)
+                for inside, host in binds.items()
+            },
             limits=self.spec.limits,
             host_uid=self.spec.owner[0] if self.spec.owner else None,
             host_gid=self.spec.owner[1] if self.spec.owner else None,

@@ -34,7 +34,9 @@ def build_registry(config: ServerConfig) -> tuple[Registry, Stager | None]:
         stager = Stager(config.data_dir / "runtimes", config.owner)
         stager.clear()
         stager.check_reachable(config.data_dir, "SANDBOXD_DATA_DIR")
-        sources = stager.stage(host for template in built for host in template.runtime_binds().values())
+        for template in built:
+            stager.stage_template(template)
+        sources = stager.staged
         runtime_root = stager.runtime_root()
     specs = {
         template.name: KernelSpec(
@@ -45,6 +47,7 @@ def build_registry(config: ServerConfig) -> tuple[Registry, Stager | None]:
             owner=config.owner,
             sources=sources,
             runtime_root=runtime_root,
+            relocated=stager.relocated if stager else {},
             channels=ChannelLimits(
                 max_message_bytes=config.max_kernel_message_bytes, queue=config.kernel_queue
             ),

@@ -19,6 +19,10 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from sandboxes.server import workdirs
+from sandboxes.templates import Template
+
+# Where kernels see their template's interpreter (its virtualenv's home), whatever its host path.
+PYTHON_MOUNT_POINT = Path("/opt/python")
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +56,8 @@ class Stager:
         self.root = root
         self.owner = owner
         self.staged: dict[Path, Path] = {}
+        # Runtime paths kernels see elsewhere than on the host: host path → path inside.
+        self.relocated: dict[Path, Path] = {}
 
     def check_reachable(self, path: Path, what: str) -> None:
         if not reachable_by(path, *self.owner):
@@ -62,28 +68,67 @@ class Stager:
 
     def stage(self, paths: Iterable[Path]) -> dict[Path, Path]:
         """Map each path to a reachable read-only overlay of it."""
+        for path in paths:
+            if path not in self.staged:
+                self.staged[path] = self._overlay(path)
+        return self.staged
+
+    def stage_template(self, template: Template) -> None:
+        """Stage the template and its interpreter, which kernels then see at PYTHON_MOUNT_POINT
+        (``relocated``), not at its host path: the template's overlay has a layer on top whose
+        pyvenv.cfg and interpreter links name PYTHON_MOUNT_POINT instead."""
+        base = template.base_prefix()
+        if base not in self.staged:
+            self.staged[base] = self._overlay(base)
+        self.relocated[base] = PYTHON_MOUNT_POINT
+        root = template.root.resolve()
+        if root not in self.staged:
+            self.staged[root] = self._overlay(root, top=self._venv_layer(template, base))
+
+    def _venv_layer(self, template: Template, base: Path) -> str:
+        """A folder (its name, in the layers folder) holding the venv files that name ``base``."""
+        name = f"venv{len(self.staged)}"
+        venv = self._layers() / name / template.venv.relative_to(template.root)
+        (venv / "bin").mkdir(parents=True)
+        lines = []
+        for line in (template.venv / "pyvenv.cfg").read_text().splitlines():
+            key = line.partition("=")[0].strip()
+            if key == "home":
+                lines.append(f"home = {PYTHON_MOUNT_POINT / 'bin'}")
+            elif key not in ("executable", "command"):  # host paths, of no use to a kernel
+                lines.append(line)
+        (venv / "pyvenv.cfg").write_text("\n".join(lines) + "\n")
+        for link in (template.venv / "bin").iterdir():
+            if link.is_symlink() and Path(os.readlink(link)).is_relative_to(base):
+                relocated = PYTHON_MOUNT_POINT / Path(os.readlink(link)).relative_to(base)
+                (venv / "bin" / link.name).symlink_to(relocated)
+        return name
+
+    def _layers(self) -> Path:
+        """Where the overlays' lower folders are named from, by relative names: mountinfo shows them."""
         self.root.mkdir(parents=True, exist_ok=True)
         self.root.chmod(0o755)
         self.check_reachable(self.root, "the staging folder")
-        layers = self.root / "layers"  # where the overlays' lower folders are named from
+        layers = self.root / "layers"
         (layers / "empty").mkdir(parents=True, exist_ok=True)  # an overlay without upper needs two
-        for path in paths:
-            if path in self.staged:
-                continue
-            target = self.root / str(len(self.staged))
-            target.mkdir()
-            (layers / "layer").symlink_to(path.resolve())
-            try:
-                subprocess.run(
-                    ["mount", "-t", "overlay", "-o", "lowerdir=layer:empty", "none", str(target)],
-                    cwd=layers,
-                    check=True,
-                )
-            finally:
-                (layers / "layer").unlink()
-            log.info("staged %s at %s for the sandbox users", path, target)
-            self.staged[path] = target
-        return self.staged
+        return layers
+
+    def _overlay(self, path: Path, top: str = "") -> Path:
+        layers = self._layers()
+        target = self.root / str(len(self.staged))
+        target.mkdir()
+        (layers / "layer").symlink_to(path.resolve())
+        lower = f"{top}:layer" if top else "layer:empty"
+        try:
+            subprocess.run(
+                ["mount", "-t", "overlay", "-o", f"lowerdir={lower}", "none", str(target)],
+                cwd=layers,
+                check=True,
+            )
+        finally:
+            (layers / "layer").unlink()
+        log.info("staged %s at %s for the sandbox users", path, target)
+        return target
 
     def runtime_root(self, size_bytes: int = 64 << 20) -> Path:
         """A tmpfs of ours for kernels' runtime folders (connection file, sockets)."""
@@ -99,3 +144,4 @@ class Stager:
             for target in self.root.iterdir():
                 workdirs.destroy(target)
         self.staged = {}
+        self.relocated = {}

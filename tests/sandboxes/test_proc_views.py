@@ -1,0 +1,77 @@
+"""What /proc tells a kernel under bubblewrap: no host path in its mount table, and its own memory.
+
+mountinfo names each mount's source folder as a path inside its filesystem: a bind mount of the
+template under the checkout showed that path, the interpreter under /root, the runtime folder
+under /tmp, and a tmpfs mounted with uid= the host uid. /proc/meminfo showed the host's memory,
+which libraries size themselves from.
+
+What still shows: bubblewrap's own tmpfs mounts (/, /dev, /tmp, and the files it places, such as
+/etc/passwd) carry the host uid bubblewrap runs as (the kernel prints a tmpfs's owner in the
+host's terms, and bubblewrap mounts them unprivileged); the test allows exactly those.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.sandboxes.bwrap_service import needs_root
+from tests.sandboxes.test_escape import MEMORY_LIMIT, PROJECT_ROOT, host_pids_in, pid_namespace_of, probe
+
+pytestmark = [pytest.mark.escape, needs_root]
+
+READ_VIEWS = """
+views = {}
+for name in ('/proc/self/mountinfo', '/proc/mounts', '/proc/self/mounts', '/proc/meminfo'):
+    with open(name) as f:
+        views[name] = f.read()
+observed = views
+"""
+# The only mounts whose options may name bubblewrap's host uid: its own tmpfs mounts.
+BWRAP_TMPFS = {"/", "/dev", "/tmp", "/etc/passwd", "/etc/group", "/etc/hosts", "/proc/meminfo"}
+
+
+def host_uid(sandbox) -> int:
+    [uid] = {
+        int(line.split()[1])
+        for pid in host_pids_in(pid_namespace_of(sandbox))
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+        if line.startswith("Uid:")
+    }
+    return uid
+
+
+def test_the_mount_table_names_no_host_path(bwrap_sandboxd, make_bwrap_sandbox):
+    sandbox = make_bwrap_sandbox()
+    views = probe(sandbox, READ_VIEWS)
+    uid = host_uid(sandbox)
+    host_paths = [str(PROJECT_ROOT), "/root", str(bwrap_sandboxd.data_dir), "/tmp/", "/work"]
+    for name in ("/proc/self/mountinfo", "/proc/mounts", "/proc/self/mounts"):
+        table = views[name]
+        assert "/opt/template" in table and "/home/user" in table  # the table is really there
+        for path in host_paths:
+            assert path not in table, f"{path} shows in {name}:\n{table}"
+        for line in table.splitlines():
+            fields = line.split()
+            mount_point = fields[4] if name.endswith("mountinfo") else fields[1]
+            if re.search(rf"\b{uid}\b", line):
+                assert mount_point in BWRAP_TMPFS, f"the host uid {uid} shows in {name}:\n{line}"
+    interpreter = probe(sandbox, "import sys\nobserved = [sys.base_prefix, sys.executable]")
+    assert interpreter == ["/opt/python", "/opt/template/venv/bin/python"]
+
+
+def test_meminfo_is_the_sandboxs_memory_not_the_hosts(make_bwrap_sandbox):
+    views = probe(make_bwrap_sandbox(), READ_VIEWS)
+    figures = {
+        name: int(value.split()[0]) * 1024
+        for name, value in (line.split(":", 1) for line in views["/proc/meminfo"].splitlines())
+        if value.strip().endswith("kB")
+    }
+    host_total = int(Path("/proc/meminfo").read_text().split()[1]) * 1024
+    assert host_total > MEMORY_LIMIT  # else the test proves nothing
+    assert figures["MemTotal"] == MEMORY_LIMIT
+    assert 0 < figures["MemAvailable"] <= MEMORY_LIMIT
+    assert 0 < figures["MemFree"] <= MEMORY_LIMIT
+    assert figures["SwapTotal"] == 0
