@@ -6,9 +6,12 @@ refused here. Unlike Docker we deny by name and allow the rest (default ALLOW): 
 would break the first library that uses a call we did not foresee (numpy, pyarrow, duckdb and
 pip's compilers all reach for new ones), while the calls below are the ones that have carried
 kernel exploits or reach outside the namespaces, and nothing an analysis kernel runs needs them.
-A refused call fails with EPERM, as in Docker; a refused socket family fails with EAFNOSUPPORT,
-what the kernel answers for a family it does not have, so libraries take their "no such family"
-path (glibc's address lookup falls back when netlink is refused). Other architectures' calls (the
+A refused call fails with EPERM, as in Docker. A refused socket family fails with EOPNOTSUPP, not
+Docker's EPERM nor EAFNOSUPPORT: libzmq (the kernel's messaging) lists a machine's interfaces
+through netlink as it binds, takes EOPNOTSUPP as "no netlink here" (as on WSL 1) and aborts the
+kernel on any other errno; and socket() never answers EOPNOTSUPP for a family itself, so a test
+tells the filter's refusal from a family the kernel lacks. glibc's address lookup falls back
+whatever the errno. Other architectures' calls (the
 i386 and x32 entry points on x86_64) kill the process: the filter knows only the native one.
 """
 
@@ -18,11 +21,10 @@ import errno
 import functools
 import socket
 import tempfile
-
-import pyseccomp as seccomp
+from types import ModuleType
 
 DENIED_ERRNO = errno.EPERM
-DENIED_FAMILY_ERRNO = errno.EAFNOSUPPORT
+DENIED_FAMILY_ERRNO = errno.EOPNOTSUPP
 
 # Calls the sandbox may not make (names the running architecture lacks are skipped).
 DENIED_CALLS = (
@@ -101,14 +103,29 @@ _ARG_BITS = 64
 _ALL_ONES = (1 << _ARG_BITS) - 1
 
 
+def _libseccomp() -> ModuleType:
+    """pyseccomp, which loads libseccomp.so.2 as it is imported; OSError (the driver is then unavailable)
+    without it."""
+    try:
+        import pyseccomp
+    except (ImportError, RuntimeError, OSError) as exc:
+        raise OSError(f"libseccomp is missing, so the seccomp filter cannot be built: {exc}") from exc
+    return pyseccomp
+
+
 def denied_calls() -> list[str]:
     """The names in DENIED_CALLS this architecture has."""
+    seccomp = _libseccomp()
     return [name for name in DENIED_CALLS if seccomp.resolve_syscall(seccomp.Arch.NATIVE, name) >= 0]
 
 
 @functools.cache
 def program() -> bytes:
-    """The compiled filter for this machine's architecture, as ``bwrap --seccomp FD`` reads it."""
+    """The compiled filter for this machine's architecture, as ``bwrap --seccomp FD`` reads it.
+
+    Raises OSError when libseccomp is missing: bubblewrap then refuses to start a sandbox.
+    """
+    seccomp = _libseccomp()
     rules = seccomp.SyscallFilter(seccomp.ALLOW)
     rules.set_attr(seccomp.Attr.ACT_BADARCH, seccomp.KILL_PROCESS)
     rules.set_attr(seccomp.Attr.CTL_OPTIMIZE, 2)  # a binary tree: every call pays a few compares, not 53

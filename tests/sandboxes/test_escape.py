@@ -9,6 +9,7 @@ opening for write only, and all load stays inside the sandbox or on loopback.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -311,7 +312,11 @@ def test_no_network_egress(sandbox, service_still_serves):
             devices = [line.split(':')[0].strip() for line in f.readlines()[2:]]
         with open('/proc/net/route') as f:
             routes = f.readlines()[1:]
-        observed = {'outcomes': outcomes, 'if_nameindex': [n for _, n in socket.if_nameindex()],
+        try:  # netlink: refused by bubblewrap's seccomp filter (test_seccomp.py)
+            interfaces = [n for _, n in socket.if_nameindex()]
+        except OSError as exc:
+            interfaces = errno.errorcode[exc.errno]
+        observed = {'outcomes': outcomes, 'if_nameindex': interfaces,
                     'proc_net_dev': devices, 'routes': routes}
     """,
     )
@@ -321,7 +326,7 @@ def test_no_network_egress(sandbox, service_still_serves):
     del outcomes["dns example.com"]
     escaped = {k: v for k, v in outcomes.items() if v not in NO_ROUTE}
     assert escaped == {}, f"packets left the sandbox (or may have): {escaped}"
-    assert observed["if_nameindex"] == ["lo"]
+    assert observed["if_nameindex"] in (["lo"], errno.errorcode[errno.EOPNOTSUPP])
     assert observed["proc_net_dev"] == ["lo"]
     assert observed["routes"] == []
     service_still_serves()
@@ -546,8 +551,12 @@ def test_cannot_signal_or_trace_processes_outside(make_sandbox, sandboxd, servic
     """,
     )
     assert isinstance(observed, dict)
-    assert all(v in ("ESRCH", "PID NUMBER IS USED INSIDE") for v in observed.values()), observed
-    assert sum(v == "ESRCH" for v in observed.values()) >= 4, observed
+    signals = {k: v for k, v in observed.items() if not k.endswith(" ptrace")}
+    traces = {k: v for k, v in observed.items() if k.endswith(" ptrace")}
+    assert all(v in ("ESRCH", "PID NUMBER IS USED INSIDE") for v in signals.values()), observed
+    # EPERM: bubblewrap's seccomp filter refuses ptrace outright (test_seccomp.py).
+    assert all(v in ("ESRCH", "EPERM", "PID NUMBER IS USED INSIDE") for v in traces.values()), observed
+    assert sum(v == "ESRCH" for v in signals.values()) >= 2, observed
     assert a.run_code("survivor").text == "'alive'"
     service_still_serves()
 
