@@ -22,8 +22,7 @@ import pytest
 
 from sandboxes import Sandbox
 from sandboxes.drivers import seccomp_filter
-from tests.conftest import TEST_SETTINGS
-from tests.sandboxd_process import SandboxdProcess, own_sandboxd_process
+from tests.sandboxd_process import SandboxdProcess
 
 pytestmark = pytest.mark.escape
 
@@ -152,16 +151,12 @@ PERSONALITY_CHANGES = {
 
 
 @pytest.fixture(scope="module")
-def bwrap_sandboxd() -> Iterator[SandboxdProcess]:
-    """A sandboxd on bubblewrap, chosen explicitly: the filter is bubblewrap's (gVisor has its own kernel)."""
-    settings = {**TEST_SETTINGS, "SANDBOXD_DRIVER": "bwrap", "SANDBOXD_POOL_SIZE": "0"}
-    with own_sandboxd_process(settings, prefix="sandboxd-seccomp-test-") as process:
-        yield process
-
-
-@pytest.fixture(scope="module")
 def observed(bwrap_sandboxd: SandboxdProcess) -> Iterator[dict]:
-    """Every call made once in one sandbox's kernel, which must then still answer a cell."""
+    """Every call made once in one sandbox's kernel, which must then still answer a cell.
+
+    ``bwrap_sandboxd`` (conftest.py) runs under bubblewrap whatever "auto" picks: the filter is
+    bubblewrap's, gVisor answers these calls from its own kernel.
+    """
     target = Sandbox.create(url=bwrap_sandboxd.url, token=bwrap_sandboxd.token)
     try:
         cell = "\n".join(
