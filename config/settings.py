@@ -173,6 +173,9 @@ USE_TZ = True
 SANDBOXD_URL = envstr("SANDBOXD_URL", "http://127.0.0.1:8787")
 SANDBOXD_TOKEN = envsecret("SANDBOXD_TOKEN")
 SANDBOXD_DRIVER = envstr("SANDBOXD_DRIVER", "auto")
+# gVisor's platform (how the Sentry traps the guest's system calls): systrap works without KVM and
+# is the fastest here; kvm hangs under nested virtualisation; ptrace is the slow fallback.
+SANDBOXD_GVISOR_PLATFORM = envstr("SANDBOXD_GVISOR_PLATFORM", "systrap")
 SANDBOXD_TEMPLATES_DIR = Path(envstr("SANDBOXD_TEMPLATES_DIR", str(BASE_DIR / "var" / "templates")))
 SANDBOXD_DATA_DIR = Path(envstr("SANDBOXD_DATA_DIR", str(BASE_DIR / "var" / "sandboxd")))
 SANDBOXD_POOL_SIZE = envint("SANDBOXD_POOL_SIZE", 2)

@@ -123,7 +123,9 @@ class Driver(abc.ABC):
     def launch(self, spec: LaunchSpec, stderr: Stderr = subprocess.DEVNULL) -> IsolatedProcess:
         """Start ``spec.argv`` isolated; return at once (the process may still be starting)."""
 
-    def run_once(self, command: str, uid: int | None, gid: int | None) -> tuple[int, str, str]:
+    def run_once(
+        self, command: str, uid: int | None, gid: int | None, limits: Limits | None = None
+    ) -> tuple[int, str, str]:
         """Run a shell command in a throwaway sandbox: (exit code, its output, the driver's errors).
 
         For probes. Raises OSError when the driver's own program cannot be started.
@@ -137,7 +139,7 @@ class Driver(abc.ABC):
                 workdir=Path(tmp),
                 runtime_dir=Path(tmp),
                 ro_binds={},
-                limits=Limits(),
+                limits=limits or Limits(),
                 host_uid=uid,
                 host_gid=gid,
             )

@@ -11,9 +11,13 @@ through one in its workdir.
 runsc drops its own privileges (the Sentry runs as nobody in fresh namespaces). The Sentry checks
 guest permissions against host ownership, so the guest runs as ``host_uid``, the unprivileged
 user that owns the workdir and the kernel's socket folder. runsc puts the sandbox in its own cgroup
-(memory, no swap). Processes are capped by RLIMIT_NPROC, which the Sentry enforces for the guest:
-with the ptrace platform one guest process costs several host tasks, so a host pids limit would
-crash the Sentry rather than fail a fork.
+(memory, no swap); when the host's OOM killer fires in it, sandboxd ends the sandbox (the Sentry
+survives a killed stub, but its guest hangs). Processes are capped by RLIMIT_NPROC, which the
+Sentry enforces for the guest: one guest process costs several host tasks (stubs), so a host pids
+limit would crash the Sentry rather than fail a fork.
+
+The platform (how the Sentry traps system calls) is systrap by default: it needs runsc from 2023
+or later (scripts/ensure-system-packages installs Debian 13's where the distribution's is older).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -44,17 +49,26 @@ from sandboxes.drivers.base import (
     Stderr,
     identity_files,
 )
-from sandboxes.drivers.limits import CGROUP_ROOT, GROUP_PREFIX
+from sandboxes.drivers.limits import CGROUP_ROOT, GROUP_PREFIX, Limits
 
-# ptrace, because the kvm platform of runsc 2022 hangs at boot under nested virtualisation.
-RUNSC_FLAGS = (
-    "--network=none",
-    "--host-uds=all",
-    "--host-fifo=open",
-    "--overlay2=none",
-    "--platform=ptrace",
+RUNSC_FLAGS = ("--network=none", "--host-uds=all", "--host-fifo=open", "--overlay2=none")
+# systrap (seccomp traps, runsc 2023 and later) is the fastest platform that runs without KVM;
+# the kvm platform hangs at boot under nested virtualisation, as on these machines.
+DEFAULT_PLATFORM = "systrap"
+INSTALL_HINT = (
+    "scripts/ensure-system-packages (as root) installs a current runsc; "
+    "see https://gvisor.dev/docs/user_guide/install/"
 )
-INSTALL_HINT = "apt-get install runsc, or see https://gvisor.dev/docs/user_guide/install/"
+# What the probe checks a sandbox does: its uid, coreutils (runsc before 2024 fails on them), no
+# network but loopback, and a Python with threads and unix sockets (what a kernel needs).
+ESSENTIALS = (
+    "id -u; ls / > /dev/null && echo ls ok; sed -n 's/^ *\\([^:]*\\):.*/net \\1/p' /proc/net/dev;"
+    " python3 -c 'import socket, threading; t = threading.Thread(target=socket.socketpair); t.start();"
+    ' t.join(); print("python ok")\''
+)
+# ...and that the memory limit holds: touching 1 GiB under 256 MiB ends the sandbox.
+PROBE_LIMITS = Limits(memory_bytes=256 << 20)
+MEMORY_HOG = "python3 -c 'b = bytearray(1 << 30); b[::4096] = bytes(1 << 18)' && echo survived"
 CAPABILITY_SETS = ("bounding", "effective", "inheritable", "permitted", "ambient")
 PR_SET_PDEATHSIG = 1
 LIBC = ctypes.CDLL(None, use_errno=True)
@@ -62,12 +76,36 @@ LIBC = ctypes.CDLL(None, use_errno=True)
 
 class GVisorProcess(IsolatedProcess):
     def __init__(
-        self, popen: subprocess.Popen[bytes], runsc: list[str], container_id: str, bundle: Path
+        self, popen: subprocess.Popen[bytes], runsc: list[str], container_id: str, bundle: Path, group: str
     ) -> None:
         super().__init__(popen)
         self.runsc = runsc
         self.container_id = container_id
         self.bundle = bundle
+        self.group = group
+        self.out_of_memory = False
+
+    def poll(self) -> int | None:
+        code = self.popen.poll()
+        if code is None and not self.out_of_memory and _oom_kills(self.group) > 0:
+            # The host's OOM killer took one of the Sentry's processes (on systrap, a stub that
+            # maps the guest's memory): the Sentry lives on but the guest hangs, so end it here.
+            self.out_of_memory = True
+            self.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                code = self.popen.wait(timeout=5)
+        if self.out_of_memory and code is not None:
+            return 128 + signal.SIGKILL  # described as the memory limit
+        return code
+
+    def wait(self, timeout: float) -> int:
+        """As Popen.wait, but through poll(), which ends a sandbox the host's OOM killer broke."""
+        deadline = time.monotonic() + timeout
+        while (code := self.poll()) is None:
+            if time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(self.popen.args, timeout)
+            time.sleep(0.05)
+        return code
 
     def kill(self) -> None:
         """SIGKILL every process in the container; ``runsc run`` exits and the Sentry follows."""
@@ -94,9 +132,10 @@ class GVisorDriver(Driver):
     # A signal reaches a busy kernel slowly on the ptrace platform (~2 s seen here).
     interrupt_grace = 10.0
 
-    def __init__(self, executable: str | None = None) -> None:
+    def __init__(self, executable: str | None = None, platform: str = DEFAULT_PLATFORM) -> None:
         super().__init__()
         self.executable = executable or shutil.which("runsc")
+        self.platform = platform
 
     def probe(self, host_uid: int | None = None, host_gid: int | None = None) -> None:
         if not self.executable or not os.access(self.executable, os.X_OK):
@@ -106,22 +145,36 @@ class GVisorDriver(Driver):
                 "runsc needs root to build its sandbox, and an unprivileged user to run it as",
                 "run sandboxd as root with SANDBOXD_SANDBOX_UID set",
             )
-        code, output, error = self.run_once("id -u", host_uid, host_gid)
-        if code != 0 or output != str(host_uid):
+        code, output, error = self.run_once(ESSENTIALS, host_uid, host_gid)
+        lines = output.splitlines()
+        if code != 0 or not lines or lines[0] != str(host_uid):
             raise DriverUnavailable(
                 f"runsc could not start a sandbox: {error or f'exit code {code}'}",
-                "runsc needs root, ptrace and writable cgroups; check `runsc --version`, or " + INSTALL_HINT,
+                f"runsc needs root and writable cgroups, and a build with the {self.platform} platform"
+                " (2023 or later); check `runsc --version`; " + INSTALL_HINT,
             )
-        code, _, error = self.run_once("ls / > /dev/null && echo ok", host_uid, host_gid)
-        if code != 0:
+        interfaces = [line.removeprefix("net ") for line in lines if line.startswith("net ")]
+        if interfaces != ["lo"]:
+            raise DriverUnavailable(f"a sandbox has networks besides lo: {interfaces}", INSTALL_HINT)
+        if "python ok" not in lines:
+            raise DriverUnavailable(f"Python does not start under runsc: {error}", INSTALL_HINT)
+        if "ls ok" not in lines:
             self.shortcomings.append(f"this runsc cannot run `ls /` ({error}); it is too old for coreutils")
+        code, output, error = self.run_once(MEMORY_HOG, host_uid, host_gid, PROBE_LIMITS)
+        if "survived" in output:
+            raise DriverUnavailable(
+                f"a sandbox kept 1 GiB under a {PROBE_LIMITS.memory_bytes >> 20} MiB memory limit",
+                "runsc needs a memory cgroup it can write; " + INSTALL_HINT,
+            )
 
     def launch(self, spec: LaunchSpec, stderr: Stderr = subprocess.DEVNULL) -> IsolatedProcess:
         assert self.executable
         bundle = Path(tempfile.mkdtemp(prefix="sbx-gvisor-"))
         container_id = f"gvisor-{uuid.uuid4().hex[:16]}"
-        write_bundle(spec, bundle, cgroups_path=f"/{GROUP_PREFIX}-{container_id}")
-        runsc = [self.executable, "--root", str(bundle / "state"), *RUNSC_FLAGS]
+        group = f"{GROUP_PREFIX}-{container_id}"
+        write_bundle(spec, bundle, cgroups_path=f"/{group}")
+        state = str(bundle / "state")
+        runsc = [self.executable, "--root", state, *RUNSC_FLAGS, f"--platform={self.platform}"]
         try:
             popen = subprocess.Popen(
                 [*runsc, "run", "--bundle", str(bundle), container_id],
@@ -134,7 +187,7 @@ class GVisorDriver(Driver):
         except OSError:
             shutil.rmtree(bundle, ignore_errors=True)
             raise
-        return GVisorProcess(popen, runsc, container_id, bundle)
+        return GVisorProcess(popen, runsc, container_id, bundle, group)
 
 
 def write_bundle(spec: LaunchSpec, bundle: Path, cgroups_path: str) -> None:
@@ -234,6 +287,18 @@ def _config(spec: LaunchSpec, mounts: list[dict[str, Any]], cgroups_path: str) -
 
 def _rlimit(kind: str, value: int) -> dict[str, Any]:
     return {"type": kind, "hard": value, "soft": value}
+
+
+def _oom_kills(group: str) -> int:
+    """How many processes the host's OOM killer has killed in the sandbox's memory cgroup."""
+    v1, v2 = CGROUP_ROOT / "memory" / group / "memory.oom_control", CGROUP_ROOT / group / "memory.events"
+    for events in (v1, v2):
+        with contextlib.suppress(OSError):
+            for line in events.read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+    return 0
 
 
 def _swap_limitable() -> bool:

@@ -18,6 +18,7 @@ class ServerConfig:
     host: str = "127.0.0.1"
     port: int = 8787
     driver: str = "auto"
+    gvisor_platform: str = "systrap"  # runsc --platform
     limits: Limits = field(default_factory=Limits)
     pool_size: int = 2
     pool_warm_up: bool = True  # pooled kernels run their template's warm.py while they wait

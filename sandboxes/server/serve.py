@@ -22,7 +22,7 @@ SHUTDOWN_GRACE_SECONDS = 5
 def build_registry(config: ServerConfig) -> tuple[Registry, Stager | None]:
     """Raises DriverUnavailable, TemplateNotBuilt or PathUnreachable: sandboxd never runs code
     unsandboxed, nor as host root."""
-    driver = choose_driver(config.driver, config.owner)
+    driver = choose_driver(config.driver, config.owner, {"gvisor": {"platform": config.gvisor_platform}})
     logging.getLogger(__name__).info("isolation driver: %s", driver.name)
     built = [templates.get(name, config.templates_dir) for name in templates.available()]
     built = [template for template in built if template.is_built()]

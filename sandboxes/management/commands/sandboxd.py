@@ -25,6 +25,7 @@ def config_from_settings() -> ServerConfig:
         host=url.hostname or "127.0.0.1",
         port=url.port or 8787,
         driver=settings.SANDBOXD_DRIVER,
+        gvisor_platform=settings.SANDBOXD_GVISOR_PLATFORM,
         templates_dir=settings.SANDBOXD_TEMPLATES_DIR,
         data_dir=settings.SANDBOXD_DATA_DIR,
         pool_size=settings.SANDBOXD_POOL_SIZE,
