@@ -2,17 +2,20 @@
 
 Modelled on Docker's default profile (moby/moby profiles/seccomp/default.json): the calls it
 leaves out of its allowlist, or allows only to holders of a capability a sandbox never has, are
-refused here. Unlike Docker we deny by name and allow the rest (default ALLOW): an allowlist
-would break the first library that uses a call we did not foresee (numpy, pyarrow, duckdb and
-pip's compilers all reach for new ones), while the calls below are the ones that have carried
-kernel exploits or reach outside the namespaces, and nothing an analysis kernel runs needs them.
+refused here, and ptrace too (Docker allows it on kernels from 4.8). Unlike Docker we deny by name
+and allow the rest (default ALLOW): an allowlist breaks the first library that uses a call it did
+not foresee (each kernel release adds some, and glibc and runtimes adopt them: clone3, rseq,
+statx...), while the calls below are the ones that carry kernel exploits or reach past the
+namespaces, and nothing an analysis kernel runs needs them. The price: a call the kernel adds
+later is allowed until it is named here.
+
 A refused call fails with EPERM, as in Docker. A refused socket family fails with EOPNOTSUPP, not
-Docker's EPERM nor EAFNOSUPPORT: libzmq (the kernel's messaging) lists a machine's interfaces
-through netlink as it binds, takes EOPNOTSUPP as "no netlink here" (as on WSL 1) and aborts the
-kernel on any other errno; and socket() never answers EOPNOTSUPP for a family itself, so a test
-tells the filter's refusal from a family the kernel lacks. glibc's address lookup falls back
-whatever the errno. Other architectures' calls (the
-i386 and x32 entry points on x86_64) kill the process: the filter knows only the native one.
+Docker's EPERM nor EAFNOSUPPORT: libzmq (the kernel's messaging) lists the interfaces through
+netlink as it binds, takes EOPNOTSUPP as "no netlink here" (as on WSL 1) and aborts the kernel on
+any other errno; and socket() itself never answers EOPNOTSUPP for a family, so a test tells the
+filter's refusal from a family the kernel lacks. glibc's address lookup falls back whatever the
+errno. Another architecture's calls (i386's int 0x80, x32 on x86_64) kill the process: the filter
+knows only the native one.
 """
 
 from __future__ import annotations
