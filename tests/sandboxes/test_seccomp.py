@@ -14,6 +14,8 @@ from __future__ import annotations
 import errno
 import json
 import os
+import platform
+import signal
 import socket
 import textwrap
 from collections.abc import Iterator
@@ -123,6 +125,9 @@ for label, family, address in [('AF_INET', socket.AF_INET, ('1.1.1.1', 443)),
         observed['allowed'][label] = errno.errorcode.get(exc.errno, type(exc).__name__)
     finally:
         s.close()
+import subprocess, sys
+x32 = 'import ctypes; ctypes.CDLL(None).syscall(0x40000000 | %d)' % GETPID  # x32's getpid
+observed['x32 call'] = subprocess.run([sys.executable, '-c', x32]).returncode
 with open('/proc/self/status') as f:
     observed['status'] = [line.strip() for line in f if line.startswith('Seccomp')]
 print('OBSERVED=' + json.dumps(observed))
@@ -165,6 +170,7 @@ def observed(bwrap_sandboxd: SandboxdProcess) -> Iterator[dict]:
                 f"FAMILIES = {DENIED_FAMILIES!r}",
                 f"SOCKET = {_number('socket')}",
                 f"PERSONALITY = {_number('personality')}",
+                f"GETPID = {_number('getpid')}",
                 f"PERSONALITIES = {dict(PERSONALITY_CHANGES)!r}",
                 textwrap.dedent(PROBE),
             ]
@@ -212,6 +218,11 @@ def test_allowed_families_still_open_and_find_no_route(observed):
 def test_personality_can_still_be_queried(observed):
     assert observed["personality query"]["errno"] is None
     assert observed["personality query"]["result"] == 0  # PER_LINUX, restored after each attempt
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="x32 is an x86_64 ABI")
+def test_another_architectures_call_kills_the_process(observed):
+    assert observed["x32 call"] == -signal.SIGSYS  # unfiltered: ENOSYS (no x32 here) or a pid
 
 
 def test_the_rules_refuse_exactly_what_docker_refuses():
