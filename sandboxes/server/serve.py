@@ -43,7 +43,7 @@ def build_registry(config: ServerConfig) -> tuple[Registry, Stager | None]:
             template=template,
             driver=driver,
             limits=config.limits,
-            env=config.kernel_env,
+            env={**config.kernel_env, **(stager.environment if stager else {})},
             owner=config.owner,
             sources=sources,
             runtime_root=runtime_root,

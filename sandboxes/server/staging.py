@@ -58,6 +58,8 @@ class Stager:
         self.staged: dict[Path, Path] = {}
         # Runtime paths kernels see elsewhere than on the host: host path → path inside.
         self.relocated: dict[Path, Path] = {}
+        # What kernels need in their environment for that (where a relocated libpython is).
+        self.environment: dict[str, str] = {}
 
     def check_reachable(self, path: Path, what: str) -> None:
         if not reachable_by(path, *self.owner):
@@ -81,6 +83,8 @@ class Stager:
         if base not in self.staged:
             self.staged[base] = self._overlay(base)
         self.relocated[base] = PYTHON_MOUNT_POINT
+        if any((base / "lib").glob("libpython*.so*")):  # a shared build: its RUNPATH names ``base``
+            self.environment["LD_LIBRARY_PATH"] = str(PYTHON_MOUNT_POINT / "lib")
         root = template.root.resolve()
         if root not in self.staged:
             self.staged[root] = self._overlay(root, top=self._venv_layer(template, base))
@@ -145,3 +149,4 @@ class Stager:
                 workdirs.destroy(target)
         self.staged = {}
         self.relocated = {}
+        self.environment = {}

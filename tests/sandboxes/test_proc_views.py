@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 
 from tests.sandboxes.bwrap_service import needs_root
 from tests.sandboxes.test_escape import MEMORY_LIMIT, PROJECT_ROOT, host_pids_in, pid_namespace_of, probe
@@ -58,8 +59,19 @@ def test_the_mount_table_names_no_host_path(bwrap_sandboxd, make_bwrap_sandbox):
             mount_point = fields[4] if name.endswith("mountinfo") else fields[1]
             if re.search(rf"\b{uid}\b", line):
                 assert mount_point in BWRAP_TMPFS, f"the host uid {uid} shows in {name}:\n{line}"
-    interpreter = probe(sandbox, "import sys\nobserved = [sys.base_prefix, sys.executable]")
-    assert interpreter == ["/opt/python", "/opt/template/venv/bin/python"]
+
+    # The interpreter, seen at /opt/python, is the template's own, its libpython included (a
+    # shared build's RUNPATH names the host path; the system's libpython would be taken instead).
+    interpreter = probe(
+        sandbox,
+        "import platform, sys\n"
+        "libs = {line.split()[-1] for line in open('/proc/self/maps') if 'libpython' in line}\n"
+        "observed = [sys.base_prefix, sys.executable, platform.python_version(), sorted(libs)]",
+    )
+    config = (Path(settings.SANDBOXD_TEMPLATES_DIR) / "code-interpreter" / "venv" / "pyvenv.cfg").read_text()
+    [version] = [line.split("=")[1].strip() for line in config.splitlines() if line.startswith("version")]
+    assert interpreter[:3] == ["/opt/python", "/opt/template/venv/bin/python", version], interpreter
+    assert all(lib.startswith("/opt/python/") for lib in interpreter[3]), interpreter
 
 
 def test_meminfo_is_the_sandboxs_memory_not_the_hosts(make_bwrap_sandbox):
