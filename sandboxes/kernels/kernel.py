@@ -24,6 +24,7 @@ from sandboxes.kernels.messages import Event, error_event, execution_count, is_i
 from sandboxes.templates import MOUNT_POINT, Template
 
 POLL_SECONDS = 0.05
+BOUNDED_STREAMS = Path(__file__).with_name("bounded_streams.py")
 # After the shell's execute_reply, how long iopub may stay silent before the cell counts as over:
 # its idle status may have been dropped (a full queue, or a message over the size limit).
 QUIET_AFTER_REPLY_SECONDS = 1.0
@@ -85,6 +86,7 @@ class Kernel:
         """Launch the kernel and wait until it answers kernel_info (startup file included)."""
         key = secrets.token_hex(32)
         self._write_connection_file(key)
+        shutil.copy(BOUNDED_STREAMS, self.runtime_dir / BOUNDED_STREAMS.name)
         template = self.spec.template
         binds = template.runtime_binds()
         argv = [
@@ -93,7 +95,8 @@ class Kernel:
             "ipykernel_launcher",
             "-f",
             f"{SANDBOX_RUNTIME}/connection.json",
-            f"--IPKernelApp.exec_files=['{template.inside(template.startup_file)}']",
+            f"--IPKernelApp.exec_files=['{SANDBOX_RUNTIME}/{BOUNDED_STREAMS.name}',"
+            f" '{template.inside(template.startup_file)}']",
             "--HistoryManager.enabled=False",
             "--IPKernelApp.parent_handle=0",
         ]
