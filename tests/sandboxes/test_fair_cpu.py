@@ -7,7 +7,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from sandboxes.drivers.limits import CPU_PERIOD_US
+import httpx
+
+from sandboxes.drivers import limits
+from sandboxes.drivers.limits import CPU_PERIOD_US, Limits, probe_cgroups
 from tests.sandboxes.bwrap_service import CPU_LIMIT, needs_root
 from tests.sandboxes.test_escape import host_pids_in, pid_namespace_of, probe, wait_until
 
@@ -21,8 +24,6 @@ spinners = [
 ]
 observed = [p.pid for p in spinners]
 """
-
-pytestmark = needs_root
 
 
 def cpu_group_of(pid: int) -> Path:
@@ -53,6 +54,22 @@ def quota_and_weight(group: Path) -> tuple[tuple[int, int], int]:
     return (quota, period), int((group / "cpu.shares").read_text())
 
 
+@needs_root
+def test_sandboxd_says_what_cgroups_enforce(bwrap_sandboxd):
+    health = httpx.get(f"{bwrap_sandboxd.url}/health").json()
+    assert health["cgroups"]["version"] in ("v1", "v2"), health
+    assert {"memory", "pids", "cpu"} <= set(health["cgroups"]["controllers"]), health
+    assert "problem" not in health["cgroups"], health
+    assert f"cgroups {health['cgroups']['version']}:" in bwrap_sandboxd.read_log()
+
+
+def test_without_cgroups_the_probe_says_so(tmp_path, monkeypatch):
+    monkeypatch.setattr(limits, "CGROUP_ROOT", tmp_path / "absent")
+    found = probe_cgroups(Limits())
+    assert found["version"] is None and "CPU is not limited" in found["problem"], found
+
+
+@needs_root
 def test_left_behind_spinners_are_bounded_by_their_sandboxs_cpu_quota(make_bwrap_sandbox):
     spinning, neighbour = make_bwrap_sandbox(), make_bwrap_sandbox()
     inside = probe(spinning, START_SPINNERS)  # the cell ends; its spinners go on
