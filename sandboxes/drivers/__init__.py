@@ -13,8 +13,9 @@ log = logging.getLogger(__name__)
 DRIVERS: dict[str, type[Driver]] = {GVisorDriver.name: GVisorDriver, BwrapDriver.name: BwrapDriver}
 # What "auto" tries, in order: the first that works here without shortcomings. Bubblewrap comes
 # first although gVisor is the stronger wall: here (systrap, nested virtualisation) gVisor misses
-# the round-trip target (benchmarks/sandbox.py: `1+1` in 14.9 ms against 12.9 ms allowed, bubblewrap
-# 6.0 ms), so it is one setting away (SANDBOXD_DRIVER=gvisor) and the fallback where bwrap fails.
+# the round-trip target (benchmarks/sandbox.py: `1+1` in 15-25 ms against 11-13 ms allowed, where
+# bubblewrap takes 6-18 ms, in three runs on a loaded machine), so it is one setting away
+# (SANDBOXD_DRIVER=gvisor) and the fallback where bubblewrap cannot run.
 AUTO_ORDER: tuple[type[Driver], ...] = (BwrapDriver, GVisorDriver)
 
 DriverOptions = Mapping[str, Mapping[str, object]]
