@@ -39,7 +39,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def sandboxd() -> Iterator[SandboxdProcess]:
-    """One real sandboxd for the whole run, under the default (strongest) isolation driver.
+    """One real sandboxd for the whole run, under the default isolation driver (auto).
 
     Its folder is our own (not pytest's tmp_path, whose clean-up cannot remove mounted
     workdirs); when it stops, it must have removed every workdir it made.

@@ -143,7 +143,7 @@ class GVisorDriver(Driver):
         if os.geteuid() != 0 or host_uid is None:
             raise DriverUnavailable(
                 "runsc needs root to build its sandbox, and an unprivileged user to run it as",
-                "run sandboxd as root with SANDBOXD_SANDBOX_UID set",
+                "run sandboxd as root (sandboxes run as SANDBOXD_UID_BASE and up)",
             )
         code, output, error = self.run_once(ESSENTIALS, host_uid, host_gid)
         lines = output.splitlines()
