@@ -49,7 +49,7 @@ from sandboxes.drivers.base import (
     Stderr,
     identity_files,
 )
-from sandboxes.drivers.limits import CGROUP_ROOT, GROUP_PREFIX, Limits
+from sandboxes.drivers.limits import CGROUP_ROOT, CPU_PERIOD_US, CPU_SHARES_V1, GROUP_PREFIX, Limits
 
 RUNSC_FLAGS = ("--network=none", "--host-uds=all", "--host-fifo=open", "--overlay2=none")
 # systrap (seccomp traps, runsc 2023 and later) is the fastest platform that runs without KVM;
@@ -258,6 +258,10 @@ def _config(spec: LaunchSpec, mounts: list[dict[str, Any]], cgroups_path: str) -
     memory = {"limit": limits.memory_bytes}
     if _swap_limitable():
         memory["swap"] = limits.memory_bytes  # memory + swap, so no swap at all
+    resources: dict[str, Any] = {"memory": memory}
+    if limits.cpu_cores > 0:  # the whole sandbox (Sentry, gofer, stubs): its cores, and an equal weight
+        quota = round(limits.cpu_cores * CPU_PERIOD_US)
+        resources["cpu"] = {"quota": quota, "period": CPU_PERIOD_US, "shares": CPU_SHARES_V1}
     return {
         "ociVersion": "1.0.2",
         "process": {
@@ -279,7 +283,7 @@ def _config(spec: LaunchSpec, mounts: list[dict[str, Any]], cgroups_path: str) -
         "mounts": mounts,
         "linux": {
             "namespaces": [{"type": kind} for kind in ("pid", "network", "ipc", "uts", "mount")],
-            "resources": {"memory": memory},
+            "resources": resources,
             "cgroupsPath": cgroups_path,
         },
     }

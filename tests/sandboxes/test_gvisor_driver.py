@@ -64,6 +64,28 @@ def test_the_sentry_runs_on_the_systrap_platform(gvisor_sandboxd, gvisor_sandbox
     assert all("--platform=systrap" in argv for argv in sentries), sentries
 
 
+def test_the_whole_sandbox_has_a_cpu_quota_and_an_equal_weight(gvisor_sandboxd, gvisor_sandbox):
+    """The Sentry (and everything the guest runs, spinners a cell leaves included) sits in a cpu
+    cgroup holding SANDBOXD_CPU_LIMIT cores with the default weight, as a bubblewrap kernel does."""
+    spin = "import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'while True: pass'])"
+    assert gvisor_sandbox.run_code(spin).error is None
+    sentry = next(
+        pid
+        for pid in descendants(gvisor_sandboxd.process.pid)
+        if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"runsc-sandbox")
+    )
+    lines = dict(line.split(":", 2)[1:] for line in Path(f"/proc/{sentry}/cgroup").read_text().splitlines())
+    cores = float(TEST_SETTINGS.get("SANDBOXD_CPU_LIMIT", settings.SANDBOXD_CPU_LIMIT))
+    if "cpu" in lines or "cpu,cpuacct" in lines:  # cgroup v1
+        group = Path("/sys/fs/cgroup/cpu") / lines.get("cpu", lines.get("cpu,cpuacct", "")).lstrip("/")
+        quota, period = (int((group / f"cpu.cfs_{k}_us").read_text()) for k in ("quota", "period"))
+        assert (quota / period, int((group / "cpu.shares").read_text())) == (cores, 1024)
+    else:
+        group = Path("/sys/fs/cgroup") / lines[""].lstrip("/")
+        quota, period = (group / "cpu.max").read_text().split()
+        assert (int(quota) / int(period), int((group / "cpu.weight").read_text())) == (cores, 100)
+
+
 def test_state_tables_charts_and_errors(gvisor_sandbox):
     gvisor_sandbox.files.write("data/sales.csv", "region,amount\nnorth,10\nsouth,32\n")
     gvisor_sandbox.run_code("df = pd.read_csv('data/sales.csv')")
