@@ -16,7 +16,7 @@ log = logging.getLogger(__name__)
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 GROUP_PREFIX = "sandboxd"
-CPU_PERIOD_US = 100_000
+CPU_PERIOD_US = 10_000
 # Every group weighs the same: the defaults of each version (cpu.weight, cpu.shares) said out loud.
 CPU_WEIGHT_V2 = 100
 CPU_SHARES_V1 = 1024
