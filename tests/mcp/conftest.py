@@ -4,18 +4,20 @@ client of the same SDK (``mcp.Client``), never by hand-written JSON-RPC."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx2
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connection
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -30,6 +32,7 @@ from tests.web_process import web_server
 from tests.worker_process import CeleryWorkerProcess
 
 CLIENT = Implementation(name="pytest-agent", version="1.0")
+T = TypeVar("T")
 
 
 @pytest.fixture(scope="package")
@@ -82,6 +85,19 @@ def stack(
     model_server.requests.clear()
     yield model_server
     kill_session_sandboxes(sandboxd)
+
+
+async def off_the_loop(query: Callable[[], T]) -> T:
+    """``query()`` (the ORM) in a worker thread, whose database connection is closed after: left
+    open, it is garbage-collected with the thread, a ResourceWarning on Postgres."""
+
+    def run() -> T:
+        try:
+            return query()
+        finally:
+            connection.close()
+
+    return await asyncio.to_thread(run)
 
 
 def token_of(username: str) -> str:

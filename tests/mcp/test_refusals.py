@@ -13,7 +13,7 @@ from mcp.types import TextContent
 
 from analyst import usage
 from analyst.models import AnalysisSession, ApiToken, Turn
-from tests.mcp.conftest import http_client, token_of
+from tests.mcp.conftest import http_client, off_the_loop, token_of
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -59,7 +59,7 @@ def test_a_token_revoked_between_calls_stops_working(web, alice_token):
     async def scenario():
         async with http_client(web, alice_token, statuses=statuses) as client:
             await client.call_tool("list_sessions", {})
-            await asyncio.to_thread(ApiToken.objects.all().delete)
+            await off_the_loop(ApiToken.objects.all().delete)
             await client.call_tool("list_sessions", {})
 
     with pytest.raises(BaseException, match="error"):
@@ -145,7 +145,7 @@ def test_a_call_while_a_turn_runs_in_the_session_is_refused(web, alice_token):
                     "run_python", {"session_id": sid, "code": "import time\ntime.sleep(4)\n'slept'"}
                 )
             )
-            while not await asyncio.to_thread(Turn.objects.filter(session_id=sid).exists):
+            while not await off_the_loop(Turn.objects.filter(session_id=sid).exists):
                 await asyncio.sleep(0.05)
             refused = await client.call_tool("run_python", {"session_id": sid, "code": "1"})
             return refused, await slow
@@ -188,7 +188,7 @@ def test_a_call_the_client_gives_up_on_stops_its_turn(web, alice_token):
                     "run_python", {"session_id": sid, "code": code}, read_timeout_seconds=3
                 )
             for _ in range(600):  # a minute at most: the stop takes a moment on a loaded machine
-                turn = await asyncio.to_thread(Turn.objects.filter(session_id=sid).order_by("id").last)
+                turn = await off_the_loop(Turn.objects.filter(session_id=sid).order_by("id").last)
                 if turn.status in Turn.FINISHED:
                     break
                 await asyncio.sleep(0.1)
