@@ -3,6 +3,7 @@ broker that cannot be reached."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import socket
 import tempfile
@@ -58,10 +59,17 @@ def sandboxd() -> Iterator[SandboxdProcess]:
 @pytest.fixture
 def make_sandbox(sandboxd: SandboxdProcess) -> Iterator[Callable[..., Sandbox]]:
     """Create sandboxes on the test sandboxd; each is killed when the test ends."""
+    with sandbox_maker(sandboxd) as make:
+        yield make
+
+
+@contextlib.contextmanager
+def sandbox_maker(process: SandboxdProcess) -> Iterator[Callable[..., Sandbox]]:
+    """make(**options): a sandbox on ``process``; every one made is killed at the end."""
     created: list[Sandbox] = []
 
     def make(**kwargs: object) -> Sandbox:
-        sandbox = Sandbox.create(url=sandboxd.url, token=sandboxd.token, **kwargs)  # type: ignore[arg-type]
+        sandbox = Sandbox.create(url=process.url, token=process.token, **kwargs)  # type: ignore[arg-type]
         created.append(sandbox)
         return sandbox
 

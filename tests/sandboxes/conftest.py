@@ -6,7 +6,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from sandboxes import Sandbox, SandboxError
+from sandboxes import Sandbox
+from tests.conftest import sandbox_maker
 from tests.sandboxd_process import SandboxdProcess, own_sandboxd_process
 from tests.sandboxes.bwrap_service import BWRAP_SETTINGS
 
@@ -19,17 +20,5 @@ def bwrap_sandboxd() -> Iterator[SandboxdProcess]:
 
 @pytest.fixture
 def make_bwrap_sandbox(bwrap_sandboxd: SandboxdProcess) -> Iterator[Callable[[], Sandbox]]:
-    created: list[Sandbox] = []
-
-    def make() -> Sandbox:
-        sandbox = Sandbox.create(url=bwrap_sandboxd.url, token=bwrap_sandboxd.token)
-        created.append(sandbox)
-        return sandbox
-
-    yield make
-    for sandbox in created:
-        try:
-            sandbox.kill()
-        except SandboxError:
-            pass
-        sandbox.close()
+    with sandbox_maker(bwrap_sandboxd) as make:
+        yield make

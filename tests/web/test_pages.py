@@ -9,29 +9,9 @@ from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
 from django.test import Client
 
-from analyst import events
 from analyst.models import AnalysisSession, Artifact, DataFile, KernelSnapshot, ShareLink
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def alice():
-    return get_user_model().objects.create_user("alice", password="a-long-passphrase")
-
-
-@pytest.fixture
-def browser(alice) -> Client:
-    client = Client()
-    client.force_login(alice)
-    return client
-
-
-@pytest.fixture
-def session(alice) -> AnalysisSession:
-    session = AnalysisSession.objects.create(owner=alice, model="anthropic/claude-test", title="Sales")
-    events.append(session.id, "user_message", {"text": "What sells?"})
-    return session
 
 
 def app_attributes(html: str) -> dict[str, str]:

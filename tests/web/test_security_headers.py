@@ -9,36 +9,15 @@ import re
 import pytest
 from asgiref.sync import async_to_sync
 from asgiref.testing import ApplicationCommunicator
-from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
 from django.test import Client
 
-from analyst import events
 from analyst.models import AnalysisSession, ApiToken, Artifact, ShareLink
 from config.asgi import application
 
 pytestmark = pytest.mark.django_db
 
 SANDBOXED = "sandbox; default-src 'none'"  # what downloads and artifacts send of their own
-
-
-@pytest.fixture
-def alice():
-    return get_user_model().objects.create_user("alice", password="a-long-passphrase")
-
-
-@pytest.fixture
-def browser(alice) -> Client:
-    client = Client()
-    client.force_login(alice)
-    return client
-
-
-@pytest.fixture
-def session(alice) -> AnalysisSession:
-    session = AnalysisSession.objects.create(owner=alice, model="anthropic/claude-test", title="Sales")
-    events.append(session.id, "user_message", {"text": "What sells?"})
-    return session
 
 
 def directives(policy: str) -> dict[str, list[str]]:
