@@ -162,6 +162,7 @@ class Registry:
         except BaseException:
             await self.kill(sandbox_id)
             raise
+        sandbox.touch()  # its TTL runs from when it is ready: a slow kernel start must not use it up
         return sandbox
 
     def get(self, sandbox_id: str, *, touch: bool = True) -> ServerSandbox:
