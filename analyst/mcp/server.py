@@ -178,7 +178,7 @@ def build(caller: Caller) -> MCPServer:
 
 
 def too_big(path: str, size: int | None, limit: int) -> str:
-    how_big = f"{uploads.human_size(size)}" if size is not None else f"over {uploads.human_size(limit)}"
+    how_big = uploads.human_size(size) if size is not None else f"over {uploads.human_size(limit)}"
     return (
         f"{path} is {how_big}; read_file returns at most {uploads.human_size(limit)}"
         " (ANALYST_MCP_READ_LIMIT). Download it from the session's page instead."
