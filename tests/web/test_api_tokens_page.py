@@ -21,11 +21,6 @@ SECRET = re.compile(r'data-testid="token-secret">(ada_[A-Za-z0-9_-]{43})<')
 
 
 @pytest.fixture
-def alice():
-    return get_user_model().objects.create_user("alice", password="a-long-passphrase")
-
-
-@pytest.fixture
 def mallory():
     return get_user_model().objects.create_user("mallory", password="a-long-passphrase")
 
@@ -34,11 +29,6 @@ def logged_in(user) -> Client:
     client = Client()
     client.force_login(user)
     return client
-
-
-@pytest.fixture
-def browser(alice) -> Client:
-    return logged_in(alice)
 
 
 def create(client: Client, name: str):
