@@ -19,6 +19,8 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.core.files.uploadhandler import FileUploadHandler
 
+from analyst.raw_asgi import header, respond
+
 # Multipart framing around an upload's file: its boundaries and part headers, and small fields
 # (as analyst/api/errors.py allows for a declared length).
 MULTIPART_ALLOWANCE = 64 << 10
@@ -36,7 +38,7 @@ def body_limit(scope: dict[str, Any]) -> int | None:
 
 
 def _is_multipart(scope: dict[str, Any]) -> bool:
-    return _header(scope, b"content-type").split(";", 1)[0].strip().lower() == "multipart/form-data"
+    return header(scope, b"content-type").split(";", 1)[0].strip().lower() == "multipart/form-data"
 
 
 class BodyLimit:
@@ -52,7 +54,7 @@ class BodyLimit:
         if limit is None:
             await self.application(scope, receive, send)
             return
-        declared = _header(scope, b"content-length")
+        declared = header(scope, b"content-length")
         if declared.isdigit() and int(declared) > limit:
             await _too_large(scope, send)
             return
@@ -106,13 +108,6 @@ class UploadLimitHandler(FileUploadHandler):
         return None  # not ours to keep: the temporary-file handler after us keeps it
 
 
-def _header(scope: dict[str, Any], name: bytes) -> str:
-    for key, value in scope.get("headers", []):
-        if key.lower() == name:
-            return value.decode("latin1")
-    return ""
-
-
 def _message(*, multipart: bool) -> str:
     from analyst.uploads import human_size
 
@@ -128,8 +123,5 @@ async def _too_large(scope: dict[str, Any], send: Any) -> None:
         content_type = b"application/json"
     else:
         body, content_type = message.encode(), b"text/plain; charset=utf-8"
-    headers = [(b"content-type", content_type), (b"content-length", str(len(body)).encode())]
     # The rest of the body is never read: this connection cannot carry another request.
-    headers.append((b"connection", b"close"))
-    await send({"type": "http.response.start", "status": 413, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    await respond(send, 413, body, content_type, [(b"connection", b"close")])

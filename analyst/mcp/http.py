@@ -16,6 +16,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from analyst.api.auth import user_from_authorization
 from analyst.mcp.server import build
+from analyst.raw_asgi import Headers, header, respond
 
 PATH = "/mcp"
 Scope = dict[str, Any]
@@ -38,15 +39,14 @@ class McpEndpoint:
         self.holder: asyncio.Task[None] | None = None
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        domain, _ = split_domain_port(headers.get("host", ""))
+        domain, _ = split_domain_port(header(scope, b"host"))
         if not domain or not validate_host(domain, settings.ALLOWED_HOSTS):
             await answer(send, 400, "bad_host", "this host is not in ALLOWED_HOSTS")
             return
-        user = await database_sync_to_async(user_from_authorization)(headers.get("authorization", ""))
+        user = await database_sync_to_async(user_from_authorization)(header(scope, b"authorization"))
         if user is None:
             message = "send Authorization: Bearer <an API token> (made on the API tokens page)"
-            await answer(send, 401, "unauthorized", message, {"www-authenticate": 'Bearer realm="mcp"'})
+            await answer(send, 401, "unauthorized", message, [(b"www-authenticate", b'Bearer realm="mcp"')])
             return
         scope["analyst_user"] = user
         await self.start()
@@ -74,14 +74,9 @@ class McpEndpoint:
         return request.scope["analyst_user"], str(request.base_url).rstrip("/")
 
 
-async def answer(
-    send: Any, status: int, code: str, message: str, extra: dict[str, str] | None = None
-) -> None:
+async def answer(send: Any, status: int, code: str, message: str, extra: Headers = ()) -> None:
     body = json.dumps({"error": {"code": code, "message": message}}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    headers += [(k.encode(), v.encode()) for k, v in (extra or {}).items()]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    await respond(send, status, body, b"application/json", extra)
 
 
 def with_mcp(django_app: Any) -> Any:
