@@ -44,10 +44,10 @@ from benchmarks.sandbox import (  # noqa: E402
 )
 from sandboxes import Execution, Sandbox, ServiceUnavailable, SnapshotInfo  # noqa: E402
 from sandboxes.kernels.kernel import in_own_namespace  # noqa: E402
-from sandboxes.server import kernel_state  # noqa: E402
-from sandboxes.server.snapshot_archive import WORKDIR_PREFIX, ArchiveReader  # noqa: E402
-from sandboxes.server.snapshot_store import LocalSnapshotStore  # noqa: E402
-from sandboxes.server.snapshots import STATE_DIR, STATE_NAMESPACE  # noqa: E402
+from sandboxes.server.snapshots import kernel_state  # noqa: E402
+from sandboxes.server.snapshots.archive import WORKDIR_PREFIX, ArchiveReader  # noqa: E402
+from sandboxes.server.snapshots.service import STATE_DIR, STATE_NAMESPACE  # noqa: E402
+from sandboxes.server.snapshots.store import LocalSnapshotStore  # noqa: E402
 from tests.sandboxd_process import SandboxdProcess  # noqa: E402
 
 POOL_SIZE = 2

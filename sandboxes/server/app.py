@@ -23,8 +23,8 @@ from sandboxes.server import files
 from sandboxes.server.contexts import CodeContext
 from sandboxes.server.registry import Registry
 from sandboxes.server.sandbox import ServerSandbox
-from sandboxes.server.snapshot_store import LocalSnapshotStore
-from sandboxes.server.snapshots import Snapshots
+from sandboxes.server.snapshots.service import Snapshots
+from sandboxes.server.snapshots.store import LocalSnapshotStore
 
 log = logging.getLogger(__name__)
 NDJSON = "application/x-ndjson"

@@ -6,7 +6,7 @@ loaded machine that interleaving lost a small namespace: "state did not arrive w
 import os
 import threading
 
-from sandboxes.server import namespace_drain
+from sandboxes.server.snapshots import drain
 
 
 class KernelWritesWhileTheReaderWaits(threading.Event):
@@ -31,7 +31,7 @@ def test_bytes_written_before_the_stop_are_all_read(tmp_path):
     fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # as sandboxd opens it: before the kernel
     data = b"a pickled namespace " * 50
     received = bytearray()
-    namespace_drain.drain(fd, received.extend, KernelWritesWhileTheReaderWaits(fifo, data))
+    drain.drain(fd, received.extend, KernelWritesWhileTheReaderWaits(fifo, data))
     assert bytes(received) == data
 
 
@@ -42,5 +42,5 @@ def test_a_stop_with_nothing_written_ends_the_drain(tmp_path):
     stop = threading.Event()
     stop.set()
     received = bytearray()
-    namespace_drain.drain(fd, received.extend, stop)
+    drain.drain(fd, received.extend, stop)
     assert received == b""

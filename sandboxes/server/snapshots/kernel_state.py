@@ -1,6 +1,6 @@
 """Save and load a kernel's namespace with dill. This file runs *inside* the kernel.
 
-sandboxd sends its source as a silent cell (see snapshots.py), so everything untrusted is
+sandboxd sends its source as a silent cell (see service.py), so everything untrusted is
 pickled and unpickled by the sandbox's own Python, never by ours. It imports nothing of this
 project. Each call prints one line: ``REPORT_PREFIX`` followed by a JSON report.
 """

@@ -17,7 +17,7 @@ import select
 import threading
 from collections.abc import Callable
 
-from sandboxes.server.namespace_feed import PIPE_SIZE
+from sandboxes.server.snapshots.feed import PIPE_SIZE
 
 CHUNK = 1 << 20
 IDLE_POLL = 0.001  # the pipe has no writer: not yet opened by the kernel, or already closed

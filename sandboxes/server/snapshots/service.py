@@ -1,9 +1,9 @@
 """Snapshot, restore and fork: a sandbox's files and each context's namespace, kept in a file.
 
 Each kernel pickles its own namespace (kernel_state.py, sent as a silent cell) into a named
-pipe in a hidden folder of its workdir, which we drain into the snapshot (namespace_drain.py):
+pipe in a hidden folder of its workdir, which we drain into the snapshot (drain.py):
 we only move those bytes. A restore starts a sandbox, puts the files back, and has each new
-kernel unpickle its namespace itself, fed through a named pipe (namespace_feed.py). Nothing
+kernel unpickle its namespace itself, fed through a named pipe (feed.py). Nothing
 from a sandbox is ever unpickled by this process.
 """
 
@@ -26,12 +26,13 @@ from sandboxes.errors import (
     TemplateNotFound,
 )
 from sandboxes.kernels.kernel import KernelDied, in_own_namespace
-from sandboxes.server import files, kernel_state, namespace_drain, namespace_feed, state_report
+from sandboxes.server import files
 from sandboxes.server.contexts import CodeContext, History
 from sandboxes.server.registry import Registry
 from sandboxes.server.sandbox import ServerSandbox
-from sandboxes.server.snapshot_archive import ArchiveReader, ArchiveWriter, StreamedMember, too_large
-from sandboxes.server.snapshot_store import SnapshotStore
+from sandboxes.server.snapshots import drain, feed, kernel_state, state_report
+from sandboxes.server.snapshots.archive import ArchiveReader, ArchiveWriter, StreamedMember, too_large
+from sandboxes.server.snapshots.store import SnapshotStore
 
 STATE_DIR = ".sandbox-state"  # in the workdir; never part of the snapshot's files
 KERNEL_STATE_SOURCE = Path(kernel_state.__file__).read_text()
@@ -147,7 +148,7 @@ class Snapshots:
         state = _state_path(context.id)
         async with _pipe(sandbox.workdir, state, sandbox.owner):
             fd = await asyncio.to_thread(files.open_fifo_for_reading, sandbox.workdir, state)
-            async with _beside(functools.partial(namespace_drain.drain, fd, member.write)):
+            async with _beside(functools.partial(drain.drain, fd, member.write)):
                 call = f"save({'/home/user/' + state!r}, {member.room()}, {drop_unpicklable})"
                 return await _run_state_cell(context, call, context.id)
 
@@ -251,7 +252,7 @@ class Snapshots:
                     await context.run_silent(cell, self.registry.config.default_cell_timeout)
             chunks = reader.read_chunks(f"contexts/{saved['id']}.pkl")
             async with _pipe(sandbox.workdir, state, sandbox.owner):
-                async with _beside(functools.partial(namespace_feed.feed, chunks, sandbox.workdir, state)):
+                async with _beside(functools.partial(feed.feed, chunks, sandbox.workdir, state)):
                     load = f"load({'/home/user/' + state!r})"
                     report = await _run_state_cell(context, load, saved["id"])
         if "error" in report:

@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from sandboxes.server import kernel_state
+from sandboxes.server.snapshots import kernel_state
 
 MAX_NAMES = 10_000  # variables saved or restored in one context
 MAX_UNSAVED = kernel_state.MAX_UNSAVED  # variables named as not saved, each with why
