@@ -35,6 +35,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from sandboxes.drivers import seccomp_filter
 from sandboxes.drivers.base import (
     SANDBOX_HOME,
     SANDBOX_RUNTIME,
@@ -51,7 +52,8 @@ from sandboxes.drivers.base import (
 )
 from sandboxes.drivers.limits import CGROUP_ROOT, CPU_PERIOD_US, CPU_SHARES_V1, GROUP_PREFIX, Limits
 
-RUNSC_FLAGS = ("--network=none", "--host-uds=all", "--host-fifo=open", "--overlay2=none")
+# --oci-seccomp: the Sentry applies config.json's seccomp filter (seccomp_filter.py) to the guest.
+RUNSC_FLAGS = ("--network=none", "--host-uds=all", "--host-fifo=open", "--overlay2=none", "--oci-seccomp")
 # systrap (seccomp traps, runsc 2023 and later) is the fastest platform that runs without KVM;
 # the kvm platform hangs at boot under nested virtualisation, as on these machines.
 DEFAULT_PLATFORM = "systrap"
@@ -285,6 +287,7 @@ def _config(spec: LaunchSpec, mounts: list[dict[str, Any]], cgroups_path: str) -
             "namespaces": [{"type": kind} for kind in ("pid", "network", "ipc", "uts", "mount")],
             "resources": resources,
             "cgroupsPath": cgroups_path,
+            "seccomp": seccomp_filter.oci_profile(),
         },
     }
 

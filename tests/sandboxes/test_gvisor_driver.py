@@ -1,8 +1,6 @@
 """The gVisor driver, chosen explicitly: the SDK contract and the essential walls hold under runsc."""
 
 import contextlib
-import os
-import shutil
 import socket
 from pathlib import Path
 
@@ -12,11 +10,9 @@ from django.conf import settings
 from sandboxes import Sandbox
 from tests.conftest import TEST_SETTINGS
 from tests.sandboxd_process import ROOT, own_sandboxd_process
+from tests.sandboxes.gvisor_service import needs_runsc
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("runsc") is None or os.geteuid() != 0,
-    reason="gVisor needs runsc (apt-get install runsc; make setup installs it as root) and root",
-)
+pytestmark = needs_runsc
 
 
 @pytest.fixture(scope="module")

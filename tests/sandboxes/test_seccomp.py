@@ -18,7 +18,6 @@ import platform
 import signal
 import socket
 import textwrap
-from collections.abc import Iterator
 
 import pytest
 
@@ -155,14 +154,9 @@ PERSONALITY_CHANGES = {
 }
 
 
-@pytest.fixture(scope="module")
-def observed(bwrap_sandboxd: SandboxdProcess) -> Iterator[dict]:
-    """Every call made once in one sandbox's kernel, which must then still answer a cell.
-
-    ``bwrap_sandboxd`` (conftest.py) runs under bubblewrap whatever "auto" picks: the filter is
-    bubblewrap's, gVisor answers these calls from its own kernel.
-    """
-    target = Sandbox.create(url=bwrap_sandboxd.url, token=bwrap_sandboxd.token)
+def observe(process: SandboxdProcess) -> dict:
+    """Every call made once in a kernel of ``process``, which must then still answer a cell."""
+    target = Sandbox.create(url=process.url, token=process.token)
     try:
         cell = "\n".join(
             [
@@ -180,10 +174,17 @@ def observed(bwrap_sandboxd: SandboxdProcess) -> Iterator[dict]:
         [line] = [line for line in execution.stdout.splitlines() if line.startswith("OBSERVED=")]
         found = json.loads(line.removeprefix("OBSERVED="))
         found["serves on"] = target.run_code("6 * 7").text
-        yield found
+        return found
     finally:
         target.kill()
         target.close()
+
+
+@pytest.fixture(scope="module")
+def observed(bwrap_sandboxd: SandboxdProcess) -> dict:
+    """``bwrap_sandboxd`` (conftest.py) runs under bubblewrap whatever "auto" picks: the filter is
+    bubblewrap's (test_seccomp_under_gvisor.py has gVisor's)."""
+    return observe(bwrap_sandboxd)
 
 
 def test_the_kernel_runs_under_one_filter_and_serves_on(observed, bwrap_sandboxd):
