@@ -92,8 +92,8 @@ function plotlyChart(figure) {
 }
 
 // Ours alone (not the figure's): nothing may send the data to plotly's cloud, and a geo map reads
-// its outlines (world_110m.json...) from our own static files, never from plotly's CDN: where
-// they are not there, a geo figure says it could not be shown.
+// its outlines (world_110m.json...) from our own static files (scripts/vendor-js), never from
+// plotly's CDN.
 const PLOTLY_CONFIG = {
   responsive: true,
   displaylogo: false,

@@ -134,7 +134,8 @@ go.Figure(
     )),
 ).show()
 go.Figure(go.Scattermap(lat=[48.85], lon=[2.35])).show()  # plotly's default style: a tile server's
-go.Figure(go.Scattergeo(lat=[48.85], lon=[2.35])).show()  # plotly's default outlines: its CDN's
+go.Figure([go.Choropleth(locations=['FRA', 'DEU'], z=[1, 2]),  # outlines from plotly's CDN by default
+           go.Scattergeo(lat=[48.85], lon=[2.35])]).show()
 """
 
 
@@ -221,8 +222,11 @@ def assert_the_rest_is_shown(page: Any, tp: str) -> None:
     expect(charts.nth(0).locator(".gtitle")).to_have_text("Sales by region")
     for map_chart in (charts.nth(1), charts.nth(2)):
         expect(map_chart.locator("canvas.maplibregl-canvas")).to_have_count(1)
-    # A geo map's outlines come from our static files only; they are not there, and it says so.
-    expect(charts.nth(3)).to_contain_text("could not find topojson file at /static/vendor/topojson/")
+    # A geo map draws its outlines from our static files (scripts/vendor-js), never plotly's CDN.
+    geo = charts.nth(3)
+    expect(geo.locator(".choroplethlocation")).to_have_count(2)  # France and Germany, by ISO code
+    expect(geo.locator(".layer.land path")).not_to_have_count(0)
+    expect(geo.locator(".scattergeo .point")).to_have_count(1)
 
 
 def test_what_the_model_or_a_cell_writes_fetches_nothing_from_elsewhere(stack, web, browser, shoot):
