@@ -14,6 +14,7 @@ import signal
 import subprocess
 
 from sandboxes.drivers import procfiles, seccomp_filter
+from sandboxes.drivers import scaffold as scaffold_module
 from sandboxes.drivers.base import (
     SANDBOX_GID,
     SANDBOX_HOME,
@@ -30,6 +31,7 @@ from sandboxes.drivers.base import (
     identity_files,
 )
 from sandboxes.drivers.limits import Cgroup, child_setup
+from sandboxes.drivers.scaffold import Scaffold
 
 
 def find_bwrap() -> str | None:
@@ -46,9 +48,12 @@ def find_bwrap() -> str | None:
 
 
 class BwrapProcess(IsolatedProcess):
-    def __init__(self, popen: subprocess.Popen[bytes], cgroup: Cgroup | None) -> None:
+    def __init__(
+        self, popen: subprocess.Popen[bytes], cgroup: Cgroup | None, scaffold: Scaffold | None
+    ) -> None:
         super().__init__(popen)
         self.cgroup = cgroup
+        self.scaffold = scaffold
 
     def kill(self) -> None:
         if self.cgroup is not None:
@@ -62,6 +67,8 @@ class BwrapProcess(IsolatedProcess):
             self.popen.wait(timeout=5)
         if self.cgroup is not None:
             self.cgroup.remove()
+        if self.scaffold is not None:
+            self.scaffold.remove()
 
 
 class BwrapDriver(Driver):
@@ -93,9 +100,14 @@ class BwrapDriver(Driver):
     def launch(self, spec: LaunchSpec, stderr: Stderr = subprocess.DEVNULL) -> IsolatedProcess:
         assert self.executable
         cgroup = Cgroup.create(spec.limits)
+        scaffold = None
         try:
+            if scaffold_module.can_mount() and spec.host_uid is not None:
+                owner = (spec.host_uid, spec.host_uid if spec.host_gid is None else spec.host_gid)
+                path = spec.runtime_dir.with_name(spec.runtime_dir.name + "-root")
+                scaffold = Scaffold.create(path, TMP_SIZE, owner, _placed(spec))
             with _Descriptors() as fds:
-                options = self.options(spec, fds)
+                options = self.options(spec, fds, scaffold)
                 options_fd = fds.data("\0".join(options).encode() + b"\0")
                 popen = subprocess.Popen(
                     [self.executable, "--args", str(options_fd), "--", *spec.argv],
@@ -109,11 +121,17 @@ class BwrapDriver(Driver):
         except BaseException:
             if cgroup is not None:
                 cgroup.remove()
+            if scaffold is not None:
+                scaffold.remove()
             raise
-        return BwrapProcess(popen, cgroup)
+        return BwrapProcess(popen, cgroup, scaffold)
 
-    def options(self, spec: LaunchSpec, fds: _Descriptors) -> list[str]:
-        """bwrap's options (passed through a descriptor, so no host path shows in /proc)."""
+    def options(self, spec: LaunchSpec, fds: _Descriptors, scaffold: Scaffold | None = None) -> list[str]:
+        """bwrap's options (passed through a descriptor, so no host path shows in /proc).
+
+        With a scaffold (sandboxd is root) the root, /dev, /tmp and the placed files are its
+        folders; without, bubblewrap's own tmpfs mounts, which show its host uid (scaffold.py).
+        """
         args = [
             "--unshare-all",
             "--unshare-user",
@@ -126,13 +144,21 @@ class BwrapDriver(Driver):
         ]  # fmt: skip
         for name, value in spec.env.items():
             args += ["--setenv", name, value]
+        if scaffold is not None:
+            args += ["--bind", str(scaffold.base), "/"]
         args += _system_binds()
-        for name, content in identity_files().items():
-            args += ["--ro-bind-data", str(fds.data(content.encode())), f"/etc/{name}"]
-        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_SIZE), "--tmpfs", "/tmp"]
-        # The kernel's own memory, not the host's (procfiles.py), over the real /proc/meminfo.
-        meminfo = fds.data(procfiles.meminfo(spec.limits.memory_bytes).encode())
-        args += ["--ro-bind-data", str(meminfo), "/proc/meminfo"]
+        args += ["--proc", "/proc"]
+        if scaffold is not None:
+            args += ["--dev-bind", str(scaffold.devices), "/dev", *_device_nodes()]  # dev: its devpts
+            args += ["--perms", "1777", "--dir", "/dev/shm", "--bind", str(scaffold.scratch), "/tmp"]
+        else:
+            args += ["--dev", "/dev", "--size", str(TMP_SIZE), "--tmpfs", "/tmp"]
+        # The identity files, and the kernel's own memory over the real /proc/meminfo (procfiles.py).
+        for inside, content in _placed(spec).items():
+            if scaffold is not None:
+                args += ["--ro-bind", str(scaffold.placed(inside)), PLACED[inside]]
+            else:
+                args += ["--ro-bind-data", str(fds.data(content)), PLACED[inside]]
         for inside, host in spec.ro_binds.items():  # after /tmp, or a runtime under /tmp would be hidden
             args += ["--ro-bind", str(host), str(inside)]
         args += [
@@ -166,6 +192,35 @@ class _Descriptors:
     def __exit__(self, *exc: object) -> None:
         for fd in self.passed:
             os.close(fd)
+
+
+# The files bubblewrap places, by name: where each is seen.
+PLACED = {"passwd": "/etc/passwd", "group": "/etc/group", "hosts": "/etc/hosts", "meminfo": "/proc/meminfo"}
+# The device nodes bwrap --dev binds from the host, and its links.
+DEVICE_NODES = ("null", "zero", "full", "random", "urandom", "tty")
+DEVICE_LINKS = {
+    "ptmx": "pts/ptmx",
+    "fd": "/proc/self/fd",
+    "stdin": "/proc/self/fd/0",
+    "stdout": "/proc/self/fd/1",
+    "stderr": "/proc/self/fd/2",
+}
+
+
+def _placed(spec: LaunchSpec) -> dict[str, bytes]:
+    files = {name: content.encode() for name, content in identity_files().items()}
+    files["meminfo"] = procfiles.meminfo(spec.limits.memory_bytes).encode()
+    assert files.keys() == PLACED.keys()
+    return files
+
+
+def _device_nodes() -> list[str]:
+    args: list[str] = []
+    for node in DEVICE_NODES:
+        args += ["--dev-bind", f"/dev/{node}", f"/dev/{node}"]
+    for name, target in DEVICE_LINKS.items():
+        args += ["--symlink", target, f"/dev/{name}"]
+    return args
 
 
 def _system_binds() -> list[str]:

@@ -36,7 +36,7 @@ def containers_of(sandbox: Sandbox) -> list[str]:
             config = json.loads((bundle / "config.json").read_text())
             if any(Path(mount["source"]).name == sandbox.sandbox_id for mount in config["mounts"]):
                 found.append(argv[-1])
-    return found
+    return sorted(set(found))
 
 
 def container_pids(container: str) -> list[int]:
