@@ -14,7 +14,8 @@ DRIVERS: dict[str, type[Driver]] = {GVisorDriver.name: GVisorDriver, BwrapDriver
 # What "auto" tries, in order: the first that works here without shortcomings. Bubblewrap comes
 # first although gVisor is the stronger wall: here (systrap, nested virtualisation) gVisor misses
 # the round-trip target (benchmarks/sandbox.py: `1+1` in 15-25 ms against 11-13 ms allowed, where
-# bubblewrap takes 6-18 ms, in three runs on a loaded machine), so it is one setting away
+# bubblewrap takes 6-18 ms, in three runs on a loaded machine; 12.6 ms against 7.5 ms allowed,
+# bubblewrap 6.1 ms, on a quiet one), so it is one setting away
 # (SANDBOXD_DRIVER=gvisor) and the fallback where bubblewrap cannot run.
 AUTO_ORDER: tuple[type[Driver], ...] = (BwrapDriver, GVisorDriver)
 
