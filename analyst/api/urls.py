@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from analyst.api import events, files, sessions, shared
+from analyst.api import events, exports, files, sessions, shared
 
 urlpatterns = [
     path("sessions", sessions.sessions_collection),
@@ -11,6 +11,7 @@ urlpatterns = [
     path("sessions/<uuid:session_id>/cells", sessions.cells),
     path("sessions/<uuid:session_id>/cancel", sessions.cancel),
     path("sessions/<uuid:session_id>/fork", sessions.fork),
+    path("sessions/<uuid:session_id>/export", exports.export),
     path("sessions/<uuid:session_id>/files", files.files),
     path("sessions/<uuid:session_id>/files/download", files.download),
     path("sessions/<uuid:session_id>/files/<int:file_id>", files.file),
