@@ -157,6 +157,38 @@ def cp_runs(source: Path, folder: Path) -> list[float]:
     return samples
 
 
+def floor_runs(source: Path) -> list[float]:
+    """Seconds for each of CP_RUNS uploads of ``source``, sent as the API's are, to the web
+    server alone (scripts/web's flags) serving benchmarks/discard_body.py: from the request's
+    first byte to its answer, the body read and thrown away. No upload into the app can beat it."""
+    port = free_port()
+    command = [str(ROOT / ".venv" / "bin" / "uvicorn"), "benchmarks.discard_body:app", "--port", str(port)]
+    command += ["--lifespan", "off", "--loop", "asyncio", "--http", "httptools"]  # as scripts/web runs
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while not _listening(port):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the floor's server did not start: {command}")
+            time.sleep(0.1)
+        samples = []
+        for _ in range(CP_RUNS):
+            sent = send_file(f"http://127.0.0.1:{port}", "/", {}, source, NAME)
+            if sent.answer != len(multipart_head(NAME)) + source.stat().st_size + len(MULTIPART_TAIL):
+                raise RuntimeError(f"the floor's server read {sent.answer} bytes")
+            samples.append(sent.answered - sent.start)
+        return samples
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def _listening(port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+        return True
+    return False
+
+
 # ---- /proc ---------------------------------------------------------------------------------
 
 
@@ -477,14 +509,19 @@ class Sent:
 
 
 def post_file(stack: Stack, session_id: str, path: Path, name: str) -> Sent:
+    headers = {"Authorization": f"Bearer {stack.token}"}
+    return send_file(stack.url, f"/api/sessions/{session_id}/files", headers, path, name)
+
+
+def send_file(url: str, target: str, headers: dict[str, str], path: Path, name: str) -> Sent:
     """POST ``path`` as multipart field "file" from a plain socket, the file's bytes by sendfile."""
     head, size = multipart_head(name), path.stat().st_size
     length = len(head) + size + len(MULTIPART_TAIL)
-    port = int(stack.url.rsplit(":", 1)[1])
+    port = int(url.rsplit(":", 1)[1])
     request = (
-        f"POST /api/sessions/{session_id}/files HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-        f"Authorization: Bearer {stack.token}\r\n"
-        f"Content-Type: multipart/form-data; boundary={BOUNDARY}\r\n"
+        f"POST {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        + "".join(f"{key}: {value}\r\n" for key, value in headers.items())
+        + f"Content-Type: multipart/form-data; boundary={BOUNDARY}\r\n"
         f"Content-Length: {length}\r\nConnection: close\r\n\r\n"
     ).encode()
     with socket.create_connection(("127.0.0.1", port)) as sock, path.open("rb") as source:
@@ -549,6 +586,7 @@ class Figures:
     size: int
     rows: int
     cp_seconds: list[float]
+    floor_seconds: list[float]
     sent: Sent
     event: dict[str, Any]
     seen: float
@@ -653,6 +691,8 @@ def measure(folder: Path) -> Figures:
     same_disk = source.stat().st_dev == (folder / "media").stat().st_dev
     step(f"cp of it, {CP_RUNS} times")
     cp_seconds = cp_runs(source, source.parent)
+    step(f"the same upload to the web server alone, throwing the body away, {CP_RUNS} times")
+    floor_seconds = floor_runs(source)
     warm_up = folder / "source" / WARM_UP_NAME
     warm_up.write_text("a,b,c\n1,2.5,x\n2,3.5,y\n")
     with stack(folder) as running, api(running) as client:
@@ -691,6 +731,7 @@ def measure(folder: Path) -> Figures:
             size=size,
             rows=rows,
             cp_seconds=cp_seconds,
+            floor_seconds=floor_seconds,
             sent=sent,
             event=event,
             seen=seen,
@@ -751,6 +792,7 @@ def table(figures: Figures) -> str:
     start = description_start(figures)
     description = figures.described - start if start is not None else None
     cp_all = ", ".join(f"{s:.2f}" for s in figures.cp_seconds)
+    floor = statistics.median(figures.floor_seconds)
     rows = [
         "| Measure | Upload through the API | `cp` on the same disk (baseline) | Target | Result |",
         "|---|---|---|---|---|",
@@ -765,6 +807,14 @@ def table(figures: Figures) -> str:
             "1×",
             f"≥ {THROUGHPUT_RATIO}×",
             ratio >= THROUGHPUT_RATIO,
+        ),
+        row(
+            "Floor: the same upload to the web server alone (scripts/web's flags), body read and"
+            " thrown away: first byte → answer, median",
+            f"{mb_s(figures.size, floor)} ({floor:.2f} s), {cp / floor:.2g}× cp's",
+            f"{mb_s(figures.size, cp)}",
+            f"≥ {THROUGHPUT_RATIO}× cp's would need it to be",
+            None,
         ),
         row(
             "Description: file whole in the sandbox → `file_added` stored",
