@@ -25,6 +25,20 @@ def wait_for(url: str, seconds: float = 90) -> httpx.Response:
             time.sleep(0.3)
 
 
+def said_until_ready(process: subprocess.Popen[bytes], seconds: float = 180) -> list[str]:
+    """The lines scripts/run printed, up to its "ready:" line (which must come)."""
+    lines: list[str] = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        line = process.stdout.readline().decode(errors="replace").rstrip()
+        if not line and process.poll() is not None:
+            break
+        lines.append(line)
+        if line.startswith("ready:"):
+            return lines
+    raise AssertionError("scripts/run never said it was ready:\n" + "\n".join(lines))
+
+
 def children_of(pid: int) -> set[int]:
     found = set()
     for entry in os.listdir("/proc"):
@@ -75,6 +89,11 @@ def app_stack(tmp_path):
 
 def test_run_starts_everything_and_ctrl_c_stops_it(app_stack):
     process, web_port, sandboxd_port = app_stack
+    said = said_until_ready(process)
+    ready = f"ready: open http://127.0.0.1:{web_port}"
+    assert said[-1] == ready, said  # the last line, once every part answers /healthz
+    assert httpx.get(f"http://127.0.0.1:{web_port}/healthz", timeout=10).status_code == 200
+    assert not [line for line in said if "celery@" in line or "[config]" in line], said  # no banner
     assert wait_for(f"http://127.0.0.1:{web_port}/livez").json() == {"status": "ok"}
     for page in ("/accounts/login/", "/static/app/session.js", "/static/vendor/plotly.min.js"):
         assert httpx.get(f"http://127.0.0.1:{web_port}{page}", timeout=10).status_code == 200, page
