@@ -46,10 +46,46 @@ export function renderResult(payload, artifactBase) {
   return null;
 }
 
-/** A cell error (traceback without its ANSI colours). */
+/**
+ * A cell error, compact: its type and message, and the line of the cell that raised it, with
+ * the whole traceback (without its ANSI colours) folded under "Show full traceback".
+ */
 export function renderCellError({ name, value, traceback }) {
-  const text = Array.isArray(traceback) ? traceback.join("\n") : traceback || `${name}: ${value}`;
-  return el("pre", { class: "error-output", testid: "error-output", text: stripAnsi(text) });
+  const full = stripAnsi(Array.isArray(traceback) ? traceback.join("\n") : traceback || "");
+  const box = el(
+    "div",
+    { class: "error-output", testid: "error-output" },
+    el("div", { class: "error-summary", testid: "error-summary", text: value ? `${name}: ${value}` : name }),
+  );
+  const line = failingLine(full);
+  if (line) box.append(el("div", { class: "error-line", testid: "error-line", text: line }));
+  if (full.trim()) {
+    box.append(
+      el(
+        "details",
+        { class: "error-traceback" },
+        el("summary", { text: "Show full traceback" }),
+        el("pre", { testid: "error-traceback", text: full }),
+      ),
+    );
+  }
+  return box;
+}
+
+/**
+ * "line 2: total = sales['margin']": the arrowed line of the last frame IPython shows in the
+ * cell itself ("Cell In[3], line 2" then "----> 2 ..."), the user's code rather than a library's.
+ */
+function failingLine(traceback) {
+  let found = "";
+  let inCell = false;
+  for (const line of traceback.split("\n")) {
+    if (/^(Cell In\s*\[|Input In \[|<ipython-input-)/.test(line)) inCell = true;
+    else if (/^File /.test(line)) inCell = false;
+    const arrow = inCell && line.match(/^-+>\s*(\d+)\s?(.*)$/);
+    if (arrow) found = `line ${arrow[1]}: ${arrow[2].trim()}`;
+  }
+  return found;
 }
 
 /** A problem with the turn itself (the provider, a bad tool call, the sandbox), or a failed turn. */
@@ -59,21 +95,64 @@ export function renderProblem(message) {
 
 // Streamed text: consecutive chunks of one stream share a <pre> holding two text nodes, the
 // finished lines and the last, unfinished one; a bare "\r" rewrites that line (progress bars).
-const unfinished = new WeakMap();
+// Past FOLD_LINES lines the rest is kept aside, not in the page, behind "Show all N lines": a
+// cell printing 200,000 lines leaves the page as light as one printing a few hundred.
+export const FOLD_LINES = 300;
+const streams = new WeakMap(); // pre → {tail, shown, aside: [text], total, more: button, open}
 
 export function appendStream(container, stream, text) {
   let pre = container.lastElementChild;
+  if (pre?.matches(".show-all")) pre = pre.previousElementSibling;
   if (!pre || pre.dataset.stream !== stream) {
     pre = el("pre", { class: `stream ${stream}` }, "", "");
     pre.dataset.stream = stream;
     container.append(pre);
+    streams.set(pre, { tail: "", shown: 0, aside: [], total: 0, more: null, open: false });
   }
+  const state = streams.get(pre);
   const [done, last] = pre.childNodes;
-  const lines = ((unfinished.get(pre) ?? "") + stripAnsi(text)).replaceAll("\r\n", "\n").split("\n");
-  const tail = lines.pop();
-  if (lines.length) done.appendData(lines.map(overwritten).join("\n") + "\n");
-  unfinished.set(pre, tail);
-  last.data = overwritten(tail);
+  const lines = (state.tail + stripAnsi(text)).replaceAll("\r\n", "\n").split("\n");
+  state.tail = lines.pop();
+  const finished = lines.map(overwritten);
+  state.total += finished.length;
+  const room = state.open ? Infinity : FOLD_LINES - state.shown;
+  const shown = finished.length <= room ? finished : finished.slice(0, Math.max(room, 0));
+  if (shown.length) done.appendData(shown.join("\n") + "\n");
+  state.shown += shown.length;
+  if (shown.length < finished.length) {
+    state.aside.push(finished.slice(shown.length).join("\n") + "\n");
+    state.more ??= showAllButton(pre, state);
+  }
+  if (state.more) {
+    last.data = "";
+    state.more.textContent = `Show all ${(state.total + (state.tail ? 1 : 0)).toLocaleString()} lines`;
+  } else {
+    last.data = overwritten(state.tail);
+  }
+}
+
+function showAllButton(pre, state) {
+  const button = el("button", { class: "show-all link", testid: "show-all", attrs: { type: "button" } });
+  button.addEventListener("click", () => {
+    const [done, last] = pre.childNodes;
+    done.appendData(state.aside.join(""));
+    last.data = overwritten(state.tail);
+    Object.assign(state, { aside: [], more: null, open: true });
+    button.remove();
+  });
+  pre.after(button);
+  return button;
+}
+
+/** A cell's output as text, every line of it (those kept aside too), for its copy button. */
+export function outputText(output) {
+  const parts = [];
+  for (const node of output.children) {
+    const state = streams.get(node);
+    if (state) parts.push(node.firstChild.data + state.aside.join("") + overwritten(state.tail));
+    else if (!node.matches("button")) parts.push(node.innerText ?? node.textContent);
+  }
+  return parts.join("\n");
 }
 
 const overwritten = (line) => line.split("\r").findLast((part) => part !== "") ?? "";

@@ -1,7 +1,8 @@
 // The transcript: each event of the log, in seq order, turned into messages, code cells and notices.
+import { copyButton } from "./copy.js";
 import { el } from "./dom.js";
 import { tableShape } from "./format.js";
-import { appendStream, renderCellError, renderProblem, renderResult } from "./render.js";
+import { appendStream, outputText, renderCellError, renderProblem, renderResult } from "./render.js";
 import { highlighted, markdownFragment } from "./sanitize.js";
 import { turnUsageText } from "./usage.js";
 
@@ -98,23 +99,23 @@ export class Transcript {
   }
 
   /** A cell of ``author`` ("user" or "assistant"); ``via`` says who ran a user's cell when the
-   * page did not (an MCP client). */
+   * page did not (an MCP client). The model's cells start folded to a one-line summary, the
+   * user's open: the model's code is there to check, not to read through. */
   addCell(code, author, via = "") {
     this.stopStreaming();
     const section = el("section", { class: "cell", testid: "code-cell" });
     section.dataset.author = author;
     section.dataset.state = "running";
     const lines = code.split("\n").length;
-    const toggle = el("button", {
-      class: "cell-toggle",
-      text: "Hide code",
-      attrs: { type: "button", "aria-expanded": "true" },
-    });
-    toggle.addEventListener("click", () => {
-      const collapsed = section.classList.toggle("collapsed");
+    const toggle = el("button", { class: "cell-toggle", testid: "cell-toggle", attrs: { type: "button" } });
+    const fold = (collapsed) => {
+      section.classList.toggle("collapsed", collapsed);
       toggle.textContent = collapsed ? "Show code" : "Hide code";
       toggle.setAttribute("aria-expanded", String(!collapsed));
-    });
+    };
+    toggle.addEventListener("click", () => fold(!section.classList.contains("collapsed")));
+    fold(author === "assistant");
+    const output = el("div", { class: "cell-output", testid: "cell-output" });
     const header = el(
       "header",
       { class: "cell-header" },
@@ -124,16 +125,18 @@ export class Transcript {
         testid: "cell-author",
         text: author === "user" ? via || "your cell" : "run by the assistant",
       }),
+      el("span", { class: "cell-summary", testid: "cell-summary", text: summary(code) }),
       el("span", { class: "cell-lines", text: `${lines} line${lines === 1 ? "" : "s"}` }),
       el("span", { class: "cell-state" }),
+      copyButton(() => outputText(output), "Copy output", "copy-output"),
       toggle,
     );
     const source = el(
       "pre",
       { class: "cell-code", testid: "cell-code" },
       el("code", { class: "hljs language-python" }, highlighted(code)),
+      copyButton(() => code, "Copy", "copy-code"),
     );
-    const output = el("div", { class: "cell-output", testid: "cell-output" });
     section.append(header, source, output);
     this.add(section);
     this.running = section;
@@ -171,12 +174,12 @@ export class Transcript {
     this.streaming.box.replaceChildren(markdown(this.streaming.text));
   }
 
-  /** The complete message replaces the one streamed so far. */
+  /** The complete message replaces the one streamed so far, with a button copying its markdown. */
   finishAssistant(text) {
     const box = this.streaming?.box ?? el("div", { class: "message assistant", testid: "assistant-message" });
     if (!this.streaming) this.add(box);
     box.classList.remove("streaming");
-    box.replaceChildren(markdown(text));
+    box.replaceChildren(markdown(text), copyButton(() => text, "Copy answer", "copy-answer"));
     this.streaming = null;
   }
 
@@ -234,6 +237,12 @@ export class Transcript {
     this.ownCell = null;
     this.cells.clear();
   }
+}
+
+/** A folded cell's one line: its first line of code that is not blank or a comment. */
+function summary(code) {
+  const line = (code.split("\n").find((text) => text.trim() && !text.trim().startsWith("#")) ?? "").trim();
+  return line.length > 90 ? `${line.slice(0, 89)}…` : line;
 }
 
 function markdown(text) {
