@@ -16,6 +16,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
 from analyst import login_throttle
@@ -118,5 +119,14 @@ def signup(request: HttpRequest) -> HttpResponse:
             form.add_error("invite", INVITE_INVALID)
         else:
             login(request, user)
-            return redirect("sessions")
-    return render(request, "registration/signup.html", {"form": form})
+            return redirect(_next_page(request) or "sessions")
+    return render(request, "registration/signup.html", {"form": form, "next": _next_page(request)})
+
+
+def _next_page(request: HttpRequest) -> str:
+    """Where the signup came from (a share link's "sign up"), if it is a page of this site."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    safe = url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    )
+    return target if safe else ""

@@ -2,6 +2,7 @@
 // the live event stream to the transcript, the status bar, the composer and the files panel.
 import { Api } from "./api.js";
 import { Composer } from "./composer.js";
+import { copyOnClick } from "./copy.js";
 import { el } from "./dom.js";
 import { EventStream } from "./events.js";
 import { FilesPanel } from "./files.js";
@@ -116,3 +117,6 @@ function cookie(name) {
       ?.slice(name.length + 1) ?? ""
   );
 }
+
+// The share panel's "Copy link" buttons (server-rendered): each copies the link it stands by.
+for (const button of document.querySelectorAll("[data-copy]")) copyOnClick(button, () => button.dataset.copy);
