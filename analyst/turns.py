@@ -48,13 +48,15 @@ def do_start_turn(
     kind: str,
     text: str,
     via: dict[str, str] | None = None,
+    edited_from: int | None = None,
 ) -> Turn:
     """Store the request and its first event, and enqueue the turn once that is committed.
 
     ``via`` says where a request came from other than the page (``{"via": "mcp", "client": name}``);
-    its first event carries it. The returned turn's ``enqueued`` says whether the broker took it;
-    when it did not, the turn is stored all the same and the reconciler sends it once the broker
-    is back.
+    its first event carries it. ``edited_from`` (a cell) is the seq of the cell it is an edited
+    copy of (check_edit_source); the original stays where it is in the history. The returned
+    turn's ``enqueued`` says whether the broker took it; when it did not, the turn is stored all
+    the same and the reconciler sends it once the broker is back.
     """
     limit = settings.ANALYST_MAX_INPUT
     if len(text) > limit:
@@ -73,8 +75,19 @@ def do_start_turn(
         if kind == Turn.Kind.CHAT:
             events.append(session.id, "user_message", {"text": text, **(via or {})}, turn=turn)
         else:
-            events.append(session.id, "cell", {"code": text, **(via or {})}, turn=turn)
+            edit = {} if edited_from is None else {"edited_from": edited_from}
+            events.append(session.id, "cell", {"code": text, **(via or {}), **edit}, turn=turn)
     return turn
+
+
+def check_edit_source(session: AnalysisSession, seq: object) -> int:
+    """The seq of the cell an edited cell copies: a cell of this session, the user's or the
+    model's; ValueError otherwise."""
+    if not isinstance(seq, int) or isinstance(seq, bool):
+        raise ValueError("'edited_from' must be the seq of a cell of this session")
+    if not session.events.filter(seq=seq, type__in=["cell", "tool_call"]).exists():
+        raise ValueError(f"'edited_from': there is no cell with seq {seq} in this session")
+    return seq
 
 
 def do_cancel(*, session: AnalysisSession) -> Turn | None:

@@ -70,11 +70,20 @@ def cells(request: HttpRequest, session_id: str) -> JsonResponse:
 
 def _start(request: HttpRequest, session_id: str, kind: str, field: str) -> JsonResponse:
     session = sessions.get_owned(request.user, session_id)
-    text = json_body(request).get(field)
+    body = json_body(request)
+    text = body.get(field)
     if not isinstance(text, str) or not text.strip():
         raise ApiError(400, "invalid_request", f"{field!r} must be a non-empty string")
+    edited_from = None
+    if kind == Turn.Kind.CELL and body.get("edited_from") is not None:
+        try:
+            edited_from = turns.check_edit_source(session, body["edited_from"])
+        except ValueError as exc:
+            raise ApiError(400, "invalid_request", str(exc)) from None
     try:
-        turn = turns.do_start_turn(session=session, user=request.user, kind=kind, text=text)
+        turn = turns.do_start_turn(
+            session=session, user=request.user, kind=kind, text=text, edited_from=edited_from
+        )
     except turns.TurnRefused as exc:
         raise ApiError(409, "turn_running", str(exc)) from None
     except turns.InputTooLong as exc:

@@ -51,6 +51,17 @@ export class Composer {
     this.errorBox.hidden = true;
     this.waiting = el("p", { class: "composer-waiting", testid: "composer-waiting", attrs: { role: "status" } });
     this.waiting.hidden = true;
+    // Editing a past cell: its seq, sent as edited_from; the note says so, with a way out.
+    this.editing = null;
+    const stopEditing = el("button", { class: "link", text: "Cancel", attrs: { type: "button" } });
+    stopEditing.addEventListener("click", () => this.stopEditing(true));
+    this.editNote = el(
+      "p",
+      { class: "composer-editing", testid: "composer-editing" },
+      "Editing a cell: it runs as a new cell in the same kernel, and the original stays. ",
+      stopEditing,
+    );
+    this.editNote.hidden = true;
     this.form = el(
       "form",
       { class: "composer" },
@@ -68,7 +79,7 @@ export class Composer {
       ),
     );
     this.element = el("div", { class: "composer-area" });
-    this.element.append(this.form, this.waiting, this.errorBox);
+    this.element.append(this.editNote, this.form, this.waiting, this.errorBox);
 
     this.form.addEventListener("submit", (e) => {
       e.preventDefault();
@@ -76,7 +87,10 @@ export class Composer {
     });
     this.input.addEventListener("keydown", (e) => this.onKey(e));
     this.input.addEventListener("input", () => this.fit());
-    this.toggle.addEventListener("click", () => this.setMode(this.mode === "chat" ? "code" : "chat"));
+    this.toggle.addEventListener("click", () => {
+      this.stopEditing(false);
+      this.setMode(this.mode === "chat" ? "code" : "chat");
+    });
     this.picker.addEventListener("change", () => this.changeModel());
     this.stopButton.addEventListener("click", () => this.stop());
     turns.addEventListener("change", () => this.showRunning());
@@ -111,6 +125,23 @@ export class Composer {
     this.input.focus();
   }
 
+  /** A past cell's code, to edit and run again as a new cell (``seq``: the original's). */
+  edit(code, seq) {
+    this.setMode("code");
+    this.input.value = code;
+    this.editing = seq;
+    this.editNote.hidden = false;
+    this.fit();
+    this.input.focus();
+  }
+
+  stopEditing(clear) {
+    if (clear && this.editing != null) this.input.value = "";
+    this.editing = null;
+    this.editNote.hidden = true;
+    this.fit();
+  }
+
   onKey(e) {
     if (e.key !== "Enter" || e.isComposing) return;
     const modified = e.ctrlKey || e.metaKey;
@@ -136,9 +167,10 @@ export class Composer {
     this.showError("");
     try {
       await this.waitForUploads();
-      const body = code ? { code: text } : { content: text };
+      const body = code ? { code: text, ...(this.editing != null && { edited_from: this.editing }) } : { content: text };
       const answer = await this.api.post(`${this.apiBase}/${code ? "cells" : "messages"}`, body);
       if (this.input.value === text) this.input.value = ""; // keep what was typed meanwhile
+      if (code) this.stopEditing(false);
       this.fit();
       if (answer?.turn != null) this.turns.expect(answer.turn);
     } catch (error) {

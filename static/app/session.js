@@ -25,7 +25,10 @@ const transcriptElement = el("div", { class: "transcript", testid: "transcript",
 transcriptElement.dataset.empty = owner
   ? "Upload your data (CSV, Excel, Parquet, JSON…), then ask a question about it."
   : "Nothing here yet.";
-const transcript = new Transcript(transcriptElement, { artifactBase: config.artifactBase });
+const transcript = new Transcript(transcriptElement, {
+  artifactBase: config.artifactBase,
+  onEdit: owner ? (code, seq) => composer.edit(code, seq) : null,
+});
 
 const files = config.filesUrl
   ? new FilesPanel({
@@ -36,8 +39,9 @@ const files = config.filesUrl
   : null;
 
 const dock = el("div", { class: "dock" }, status.element);
+let composer = null;
 if (owner) {
-  const composer = new Composer({
+  composer = new Composer({
     api,
     apiBase: config.apiBase,
     models: parseList(config.models),

@@ -15,9 +15,12 @@ const ENDS_CELL = new Set([
 ]);
 
 export class Transcript {
-  constructor(root, { artifactBase }) {
+  /** ``onEdit(code, seq)``, where given (the owner's page), puts a cell's code back in the
+   * composer to be edited and run again as a new cell. */
+  constructor(root, { artifactBase, onEdit = null }) {
     this.root = root;
     this.artifactBase = artifactBase;
+    this.onEdit = onEdit;
     this.cells = new Map(); // tool_call_id → cell: where the model's tagged outputs go
     this.ownCell = null; // the user's own cell of this turn: where untagged outputs go
     this.running = null; // the cell whose code is running, until an event in ENDS_CELL
@@ -26,7 +29,7 @@ export class Transcript {
     this.described = new Set(); // ids of uploads whose file_added has been shown
   }
 
-  apply({ type, turn, payload = {} }) {
+  apply({ type, turn, seq, payload = {} }) {
     if (ENDS_CELL.has(type)) this.settle();
     if (this.waiting && type !== "files_waiting" && turn != null && turn === this.waiting.turn) {
       this.waiting.box.hidden = true; // the turn goes on: its files are read (or failed)
@@ -43,11 +46,13 @@ export class Transcript {
             ...(payload.via === "mcp" ? [el("div", { class: "via", testid: "via", text: viaMcp(payload, "asked") })] : []),
           ),
         );
-      case "cell":
-        this.ownCell = this.addCell(payload.code ?? "", "user", payload.via === "mcp" ? viaMcp(payload, "run") : "");
+      case "cell": {
+        const via = payload.via === "mcp" ? viaMcp(payload, "run") : "";
+        this.ownCell = this.addCell(payload.code ?? "", "user", { seq, via, editedFrom: payload.edited_from });
         return;
+      }
       case "tool_call":
-        this.cells.set(payload.id, this.addCell(payload.code ?? "", "assistant"));
+        this.cells.set(payload.id, this.addCell(payload.code ?? "", "assistant", { seq }));
         return;
       case "assistant_delta":
         return this.streamAssistant(payload.text ?? "");
@@ -98,12 +103,14 @@ export class Transcript {
     this.root.append(node);
   }
 
-  /** A cell of ``author`` ("user" or "assistant"); ``via`` says who ran a user's cell when the
-   * page did not (an MCP client). The model's cells start folded to a one-line summary, the
-   * user's open: the model's code is there to check, not to read through. */
-  addCell(code, author, via = "") {
+  /** A cell of ``author`` ("user" or "assistant"), its event's ``seq``; ``via`` says who ran a
+   * user's cell when the page did not (an MCP client), ``editedFrom`` the seq of the cell it is
+   * an edited copy of. The model's cells start folded to a one-line summary, the user's open:
+   * the model's code is there to check, not to read through. */
+  addCell(code, author, { seq = null, via = "", editedFrom = null } = {}) {
     this.stopStreaming();
     const section = el("section", { class: "cell", testid: "code-cell" });
+    if (seq != null) section.id = `cell-${seq}`;
     section.dataset.author = author;
     section.dataset.state = "running";
     const lines = code.split("\n").length;
@@ -131,6 +138,16 @@ export class Transcript {
       copyButton(() => outputText(output), "Copy output", "copy-output"),
       toggle,
     );
+    if (editedFrom != null) {
+      const link = el("a", { class: "cell-edited", testid: "cell-edited", text: "edited from this cell" });
+      link.href = `#cell-${editedFrom}`;
+      header.insertBefore(link, header.querySelector(".cell-summary"));
+    }
+    if (this.onEdit && seq != null) {
+      const edit = el("button", { class: "copy-button", testid: "cell-edit", text: "Edit", attrs: { type: "button" } });
+      edit.addEventListener("click", () => this.onEdit(code, seq));
+      header.insertBefore(edit, toggle);
+    }
     const source = el(
       "pre",
       { class: "cell-code", testid: "cell-code" },
