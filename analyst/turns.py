@@ -74,6 +74,10 @@ def do_start_turn(
         transaction.on_commit(lambda: setattr(turn, "enqueued", turn_queue.enqueue(turn.id)))
         if kind == Turn.Kind.CHAT:
             events.append(session.id, "user_message", {"text": text, **(via or {})}, turn=turn)
+        elif kind == Turn.Kind.RESTART:
+            events.append(
+                session.id, "notice", {"text": "Restarting the kernel…", "code": "restarting"}, turn=turn
+            )
         else:
             edit = {} if edited_from is None else {"edited_from": edited_from}
             events.append(session.id, "cell", {"code": text, **(via or {}), **edit}, turn=turn)

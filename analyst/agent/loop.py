@@ -66,6 +66,8 @@ class TurnRunner:
             placements.wait_for_files(self.session, emit=self.emit, check=self.check_cancelled)
             if self.turn.kind == Turn.Kind.CELL:
                 self.run_cell()
+            elif self.turn.kind == Turn.Kind.RESTART:
+                self.run_restart()
             else:
                 self.run_chat()
             self.kernel.save(self.turn)
@@ -76,6 +78,14 @@ class TurnRunner:
         summary = execution_text(execution, settings.ANALYST_MODEL_OUTPUT_LIMIT)
         note = f"I ran this cell myself:\n```python\n{self.turn.input}\n```\nIts output:\n{summary}"
         history.save(self.session, self.turn, "user", [TextPart(note)])
+
+    def run_restart(self) -> None:
+        """A fresh kernel in the same sandbox (files kept), saved as the session's state, so a
+        later resume does not bring back what the user chose to drop; the model hears of it."""
+        self.kernel.restart()
+        text = "The kernel was restarted: variables and imports are gone, files in the workdir are kept."
+        self.emit("notice", {"text": text, "code": "kernel_restarted"})
+        history.save(self.session, self.turn, "user", [TextPart(f"I restarted the kernel. {text}")])
 
     def run_chat(self) -> None:
         provider, model = self.providers(self.session.model)

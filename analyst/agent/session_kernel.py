@@ -180,6 +180,12 @@ class SessionKernel:
             execution.error = ExecutionError(KERNEL_DIED, self.death.text, "")
         return execution
 
+    def restart(self) -> None:
+        """The session's kernel replaced by a fresh one in the same sandbox (which is connected,
+        or restored first if it had gone: either way what follows starts empty)."""
+        self.used = True
+        self.sandbox().default_context.restart()
+
     def announce(self) -> None:
         """Emit what came back after a kernel died in the last cell (after that cell's events)."""
         if self.death is not None:

@@ -80,6 +80,19 @@ def _start(request: HttpRequest, session_id: str, kind: str, field: str) -> Json
             edited_from = turns.check_edit_source(session, body["edited_from"])
         except ValueError as exc:
             raise ApiError(400, "invalid_request", str(exc)) from None
+    return _started(request, session, kind, text, edited_from=edited_from)
+
+
+@api_view
+@require_POST
+def restart_kernel(request: HttpRequest, session_id: str) -> JsonResponse:
+    """A fresh kernel, as a turn of its own (so it waits for none and none runs beside it)."""
+    return _started(request, sessions.get_owned(request.user, session_id), Turn.Kind.RESTART, "restart")
+
+
+def _started(
+    request: HttpRequest, session: AnalysisSession, kind: str, text: str, *, edited_from: int | None = None
+) -> JsonResponse:
     try:
         turn = turns.do_start_turn(
             session=session, user=request.user, kind=kind, text=text, edited_from=edited_from

@@ -10,6 +10,7 @@ urlpatterns = [
     path("sessions/<uuid:session_id>/messages", sessions.messages),
     path("sessions/<uuid:session_id>/cells", sessions.cells),
     path("sessions/<uuid:session_id>/cancel", sessions.cancel),
+    path("sessions/<uuid:session_id>/kernel/restart", sessions.restart_kernel),
     path("sessions/<uuid:session_id>/fork", sessions.fork),
     path("sessions/<uuid:session_id>/export", exports.export),
     path("sessions/<uuid:session_id>/files", files.files),

@@ -44,11 +44,13 @@ class Message(models.Model):
 
 
 class Turn(models.Model):
-    """One unit of work: a question for the model, or a code cell run directly."""
+    """One unit of work: a question for the model, a code cell run directly, or a restart of the
+    kernel."""
 
     class Kind(models.TextChoices):
         CHAT = "chat"
         CELL = "cell"
+        RESTART = "restart"
 
     class Status(models.TextChoices):
         QUEUED = "queued"

@@ -6,6 +6,7 @@ import { copyOnClick } from "./copy.js";
 import { el } from "./dom.js";
 import { EventStream } from "./events.js";
 import { FilesPanel } from "./files.js";
+import { KernelControls } from "./kernel_controls.js";
 import { followBottom } from "./scroll.js";
 import { StatusBar } from "./status.js";
 import { Transcript } from "./transcript.js";
@@ -60,6 +61,15 @@ const header = el(
   el("h1", { class: "session-title", text: config.title }),
   usage.element,
 );
+if (owner) {
+  const controls = new KernelControls({
+    api,
+    apiBase: config.apiBase,
+    turns,
+    onError: (message) => composer.showError(message),
+  });
+  header.append(controls.element);
+}
 if (files) {
   const toggle = el("button", {
     class: "files-toggle",

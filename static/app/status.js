@@ -16,6 +16,7 @@ const PHASES = {
   writing: "Writing…",
   cell: "Running cell…",
   saving: "Saving the kernel…",
+  restarting: "Restarting the kernel…",
 };
 
 function readingFiles(paths) {
