@@ -21,6 +21,9 @@ from analyst.models import Artifact
 
 log = logging.getLogger(__name__)
 
+PAGE = 1000  # events a request returns unless it asks for fewer or more (?limit=)
+MAX_PAGE = 5000  # the page loads a long session in one request
+
 
 @api_view
 @require_GET
@@ -31,19 +34,25 @@ def session_events(request: HttpRequest, session_id: str) -> HttpResponse:
 def events_response(
     request: HttpRequest, session_id: object, *, link_group: str | None = None
 ) -> HttpResponse:
-    """The session's events after ?after=, as JSON or (Accept: text/event-stream) live; a share
-    link's stream (``link_group``) ends when the link is revoked."""
+    """The session's events after ?after=, as JSON (at most ?limit=, and whether there are
+    ``more``) or (Accept: text/event-stream) live; a share link's stream (``link_group``) ends
+    when the link is revoked."""
     try:
         after = int(request.GET.get("after", "0"))
+        limit = int(request.GET.get("limit", str(PAGE)))
     except ValueError:
-        raise ApiError(400, "invalid_request", "after must be a whole number") from None
+        raise ApiError(400, "invalid_request", "after and limit must be whole numbers") from None
+    if limit < 1:
+        raise ApiError(400, "invalid_request", "limit must be at least 1")
+    limit = min(limit, PAGE if link_group else MAX_PAGE)  # a share viewer's pages stay small
     if "text/event-stream" in request.headers.get("Accept", ""):
         stream = live(session_id, after, link_group=link_group)
         response = StreamingHttpResponse(stream, content_type="text/event-stream")
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"
         return response
-    return JsonResponse({"events": events.after(session_id, after)})
+    page = events.after(session_id, after, limit + 1)
+    return JsonResponse({"events": page[:limit], "more": len(page) > limit})
 
 
 async def live(session_id: object, after: int, *, link_group: str | None = None) -> AsyncIterator[bytes]:

@@ -7,6 +7,7 @@
 // open alone would hold the default until then, and give up on a silent server late.
 import { ApiError } from "./api.js";
 
+const CATCH_UP_PAGE = 5000; // events a catch-up request asks for (analyst/api/events.py MAX_PAGE)
 const FIRST_DELAY = 500;
 const MAX_DELAY = 5000;
 const NOT_ALLOWED = 4404; // the server's close code: no such session, or not yours
@@ -72,14 +73,15 @@ export class EventStream {
     }, this.interval * SILENT_HEARTBEATS * 1000);
   }
 
-  /** The log over HTTP page by page: a long history comes faster than through the socket. */
+  /** The log over HTTP in pages of CATCH_UP_PAGE (one request for most sessions): a long
+   * history comes faster than through the socket. */
   async catchUp() {
     for (;;) {
       const before = this.last;
-      const { events } = await this.api.get(`${this.eventsUrl}?after=${this.last}`);
+      const { events, more } = await this.api.get(`${this.eventsUrl}?after=${this.last}&limit=${CATCH_UP_PAGE}`);
       // The stored log is the truth: in order, and any seq above ours is new.
       for (const event of events) if (event.seq > this.last) this.accept(event);
-      if (!events.length || this.last === before) return;
+      if (!more || this.last === before) return;
     }
   }
 

@@ -2,7 +2,7 @@
 import { el } from "./dom.js";
 import { openLightbox } from "./lightbox.js";
 import { htmlFragment, markdownFragment } from "./sanitize.js";
-import { plotly } from "./vendor.js";
+import { loadPlotly } from "./vendor.js";
 
 const PLOTLY = "application/vnd.plotly.v1+json";
 const IMAGES = { "image/png": "png", "image/jpeg": "jpg", "image/svg+xml": "svg" };
@@ -22,7 +22,7 @@ export function renderResult(payload, artifactBase) {
   const url = (mime) => `${artifactBase}/${encodeURIComponent(artifacts[mime].id)}`;
   const load = (mime, as) => (mime in data ? Promise.resolve(data[mime]) : fetchArtifact(url(mime), as));
 
-  if (has(PLOTLY) && plotly()) return plotlyChart(load(PLOTLY, "json"));
+  if (has(PLOTLY)) return plotlyChart(load(PLOTLY, "json"));
   const image = Object.keys(IMAGES).find(has);
   if (image) {
     const src = image in artifacts ? url(image) : dataUrl(image, data[image]);
@@ -160,11 +160,10 @@ const overwritten = (line) => line.split("\r").findLast((part) => part !== "") ?
 function plotlyChart(figure) {
   const box = el("div", { class: "plotly-chart", testid: "plotly-chart" });
   // A promise even when inline: by the time it resolves the box is in the page, so Plotly sizes it.
-  figure
-    .then((fig) => (typeof fig === "string" ? JSON.parse(fig) : fig))
-    .then((fig) => {
-      const { data, layout } = withoutRemoteUrls(fig);
-      return plotly().newPlot(box, data, { ...layout, autosize: true }, PLOTLY_CONFIG);
+  Promise.all([figure, loadPlotly()])
+    .then(([fig, Plotly]) => {
+      const { data, layout } = withoutRemoteUrls(typeof fig === "string" ? JSON.parse(fig) : fig);
+      return Plotly.newPlot(box, data, { ...layout, autosize: true }, PLOTLY_CONFIG);
     })
     .catch((error) => box.replaceChildren(failure("chart", error)));
   return box;

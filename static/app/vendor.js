@@ -3,7 +3,22 @@ export { marked } from "/static/vendor/marked.esm.js";
 export { default as DOMPurify } from "/static/vendor/purify.es.mjs";
 export { default as hljs } from "/static/vendor/highlight.esm.js";
 
-// plotly.js is a classic script the page loads before our modules; undefined if it failed to load.
-export function plotly() {
-  return window.Plotly;
+// plotly.js (a classic script, 4.6 MB) is loaded when the first figure needs it, not with every
+// page: most sessions have none, and it was a third of the page's start-up time.
+let plotlyLoading = null;
+
+/** window.Plotly, loading it first if no figure has yet; rejects when it cannot be loaded. */
+export function loadPlotly() {
+  plotlyLoading ??= new Promise((resolve, reject) => {
+    if (window.Plotly) return resolve(window.Plotly);
+    const script = document.createElement("script");
+    script.src = "/static/vendor/plotly.min.js";
+    script.onload = () => (window.Plotly ? resolve(window.Plotly) : reject(new Error("plotly.js did not load")));
+    script.onerror = () => {
+      plotlyLoading = null; // the next figure tries again
+      reject(new Error("plotly.js could not be loaded"));
+    };
+    document.head.append(script);
+  });
+  return plotlyLoading;
 }

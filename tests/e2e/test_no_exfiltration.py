@@ -192,6 +192,7 @@ def assert_nothing_fetched(page: Any, web: str, tp: str, got: list[str], urls: l
     page.wait_for_timeout(1_500)  # time for any fetch a vector would start late (a map's style)
 
     assert got == [], f"the third party was asked for {got}"
+    assert len([url for url in urls if url.endswith("/static/vendor/plotly.min.js")]) == 1  # once, for all
     foreign = [url for url in urls if not re.match(rf"(?:blob:)?{re.escape(web)}/|data:", url)]
     assert foreign == [], f"the page fetched from elsewhere: {foreign}"
     assert page.evaluate(NAMING, "127.0.0.2") == []

@@ -38,6 +38,10 @@ def test_model_cells_fold_errors_are_compact_and_long_output_folds(stack, web, a
     open_session(page, stack)
     cells = page.get_by_test_id("code-cell")
     look, missing = cells.nth(0), cells.nth(1)
+    # No figure, so no plotly.js: it is loaded when the first figure needs it.
+    assert page.evaluate(
+        "() => window.Plotly === undefined && !document.querySelector('script[src*=plotly]')"
+    )
     # The model's cell: one line (its first line of code, past the comment), its output shown.
     expect(look.get_by_test_id("cell-code")).to_be_hidden()
     expect(look.get_by_test_id("cell-summary")).to_have_text("import pandas as pd")
