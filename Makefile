@@ -64,6 +64,7 @@ bench: setup
 	$(BIN)/python benchmarks/turn.py
 	$(BIN)/python benchmarks/snapshot.py
 	$(BIN)/python benchmarks/uploads.py
+	$(BIN)/python benchmarks/page.py
 
 lint: install
 	$(BIN)/ruff check .

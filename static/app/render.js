@@ -98,7 +98,8 @@ export function renderProblem(message) {
 // Past FOLD_LINES lines the rest is kept aside, not in the page, behind "Show all N lines": a
 // cell printing 200,000 lines leaves the page as light as one printing a few hundred.
 export const FOLD_LINES = 300;
-const streams = new WeakMap(); // pre → {tail, shown, aside: [text], total, more: button, open}
+// pre → {tail, shown, total, rest: raw text kept aside once folded, more: its button}
+const streams = new WeakMap();
 
 export function appendStream(container, stream, text) {
   let pre = container.lastElementChild;
@@ -107,37 +108,59 @@ export function appendStream(container, stream, text) {
     pre = el("pre", { class: `stream ${stream}` }, "", "");
     pre.dataset.stream = stream;
     container.append(pre);
-    streams.set(pre, { tail: "", shown: 0, aside: [], total: 0, more: null, open: false });
+    streams.set(pre, { tail: "", shown: 0, total: 0, rest: null, more: null });
   }
   const state = streams.get(pre);
   const [done, last] = pre.childNodes;
-  const lines = (state.tail + stripAnsi(text)).replaceAll("\r\n", "\n").split("\n");
-  state.tail = lines.pop();
-  const finished = lines.map(overwritten);
-  state.total += finished.length;
-  const room = state.open ? Infinity : FOLD_LINES - state.shown;
-  const shown = finished.length <= room ? finished : finished.slice(0, Math.max(room, 0));
-  if (shown.length) done.appendData(shown.join("\n") + "\n");
-  state.shown += shown.length;
-  if (shown.length < finished.length) {
-    state.aside.push(finished.slice(shown.length).join("\n") + "\n");
-    state.more ??= showAllButton(pre, state);
+  if (state.rest) {
+    // Folded: kept as it came, only its lines counted (a huge output costs no line splitting).
+    const raw = stripAnsi(text);
+    state.rest.push(raw);
+    state.total += newlines(raw);
+  } else {
+    const lines = (state.tail + stripAnsi(text)).replaceAll("\r\n", "\n").split("\n");
+    state.tail = lines.pop();
+    const finished = lines.map(overwritten);
+    state.total += finished.length;
+    const shown = finished.slice(0, FOLD_LINES - state.shown);
+    if (shown.length) done.appendData(shown.join("\n") + "\n");
+    state.shown += shown.length;
+    if (shown.length < finished.length) {
+      state.rest = [finished.slice(shown.length).join("\n") + "\n" + state.tail];
+      state.tail = "";
+      state.more = showAllButton(pre, state);
+    }
   }
   if (state.more) {
+    const unfinished = state.rest.at(-1).endsWith("\n") ? 0 : 1;
     last.data = "";
-    state.more.textContent = `Show all ${(state.total + (state.tail ? 1 : 0)).toLocaleString()} lines`;
+    state.more.textContent = `Show all ${(state.total + unfinished).toLocaleString()} lines`;
   } else {
     last.data = overwritten(state.tail);
   }
+}
+
+function newlines(text) {
+  let count = 0;
+  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) count += 1;
+  return count;
+}
+
+/** Lines kept aside, as they would have been drawn: [finished lines' text, the unfinished one]. */
+function drawnRest(state) {
+  const lines = state.rest.join("").replaceAll("\r\n", "\n").split("\n");
+  const tail = lines.pop();
+  return [lines.length ? lines.map(overwritten).join("\n") + "\n" : "", tail];
 }
 
 function showAllButton(pre, state) {
   const button = el("button", { class: "show-all link", testid: "show-all", attrs: { type: "button" } });
   button.addEventListener("click", () => {
     const [done, last] = pre.childNodes;
-    done.appendData(state.aside.join(""));
-    last.data = overwritten(state.tail);
-    Object.assign(state, { aside: [], more: null, open: true });
+    const [text, tail] = drawnRest(state);
+    done.appendData(text);
+    Object.assign(state, { tail, rest: null, more: null, shown: Infinity });
+    last.data = overwritten(tail);
     button.remove();
   });
   pre.after(button);
@@ -149,7 +172,8 @@ export function outputText(output) {
   const parts = [];
   for (const node of output.children) {
     const state = streams.get(node);
-    if (state) parts.push(node.firstChild.data + state.aside.join("") + overwritten(state.tail));
+    if (state?.rest) parts.push(node.firstChild.data + drawnRest(state).join(""));
+    else if (state) parts.push(node.firstChild.data + overwritten(state.tail));
     else if (!node.matches("button")) parts.push(node.innerText ?? node.textContent);
   }
   return parts.join("\n");

@@ -120,7 +120,10 @@ export class Transcript {
       toggle.textContent = collapsed ? "Show code" : "Hide code";
       toggle.setAttribute("aria-expanded", String(!collapsed));
     };
-    toggle.addEventListener("click", () => fold(!section.classList.contains("collapsed")));
+    toggle.addEventListener("click", () => {
+      fold(!section.classList.contains("collapsed"));
+      highlight(); // a folded cell's code is coloured when first shown
+    });
     fold(author === "assistant");
     const output = el("div", { class: "cell-output", testid: "cell-output" });
     const header = el(
@@ -148,10 +151,18 @@ export class Transcript {
       edit.addEventListener("click", () => this.onEdit(code, seq));
       header.insertBefore(edit, toggle);
     }
+    const codeBox = el("code", { class: "hljs language-python", text: code });
+    let coloured = false;
+    const highlight = () => {
+      if (coloured) return;
+      codeBox.replaceChildren(highlighted(code));
+      coloured = true;
+    };
+    if (author !== "assistant") highlight();
     const source = el(
       "pre",
       { class: "cell-code", testid: "cell-code" },
-      el("code", { class: "hljs language-python" }, highlighted(code)),
+      codeBox,
       copyButton(() => code, "Copy", "copy-code"),
     );
     section.append(header, source, output);
@@ -181,14 +192,22 @@ export class Transcript {
     }
   }
 
+  /** Streamed text, drawn at most once a frame: a log read back at once (a reload) draws only
+   * the finished message, never the pieces it arrived in. */
   streamAssistant(text) {
     if (!this.streaming) {
       const box = el("div", { class: "message assistant streaming", testid: "assistant-message" });
       this.add(box);
-      this.streaming = { box, text: "" };
+      this.streaming = { box, text: "", drawing: false };
     }
-    this.streaming.text += text;
-    this.streaming.box.replaceChildren(markdown(this.streaming.text));
+    const streaming = this.streaming;
+    streaming.text += text;
+    if (streaming.drawing) return;
+    streaming.drawing = true;
+    requestAnimationFrame(() => {
+      streaming.drawing = false;
+      if (this.streaming === streaming) streaming.box.replaceChildren(markdown(streaming.text));
+    });
   }
 
   /** The complete message replaces the one streamed so far, with a button copying its markdown. */
