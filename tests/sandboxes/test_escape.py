@@ -347,32 +347,33 @@ def test_no_network_egress(sandbox, service_still_serves):
 # 5. Fork bomb -----------------------------------------------------------------------------------
 
 
+# Forks until refused, each child sleeping; then ends them all. Binds ``observed``.
+FORK_BOMB = """
+import errno, os, signal, time
+children, failure = [], None
+for _ in range(1000):
+    try:
+        pid = os.fork()
+    except OSError as exc:
+        failure = exc
+        break
+    if pid == 0:
+        try:
+            time.sleep(120)
+        finally:
+            os._exit(0)
+    children.append(pid)
+for pid in children:
+    os.kill(pid, signal.SIGKILL)
+for pid in children:
+    os.waitpid(pid, 0)
+observed = {'forks': len(children), 'error': type(failure).__name__,
+            'errno': errno.errorcode.get(getattr(failure, 'errno', None))}
+"""
+
+
 def test_fork_bomb_hits_the_process_limit(sandbox, service_still_serves):
-    observed = probe(
-        sandbox,
-        """
-        import errno, os, signal, time
-        children, failure = [], None
-        for _ in range(1000):
-            try:
-                pid = os.fork()
-            except OSError as exc:
-                failure = exc
-                break
-            if pid == 0:
-                try:
-                    time.sleep(120)
-                finally:
-                    os._exit(0)
-            children.append(pid)
-        for pid in children:
-            os.kill(pid, signal.SIGKILL)
-        for pid in children:
-            os.waitpid(pid, 0)
-        observed = {'forks': len(children), 'error': type(failure).__name__,
-                    'errno': errno.errorcode.get(getattr(failure, 'errno', None))}
-    """,
-    )
+    observed = probe(sandbox, FORK_BOMB)
     assert isinstance(observed, dict)
     assert 0 < observed["forks"] < min(200, PROCESS_LIMIT), observed
     assert observed["error"] == "BlockingIOError" and observed["errno"] == "EAGAIN", observed
