@@ -30,6 +30,15 @@ def test_a_revoked_or_unknown_link_says_so_in_the_apps_design(session):
     assert other.status_code == 404 and "<h1>Not found</h1>" in other.content.decode()
 
 
+def test_a_404_says_the_same_to_everyone(browser, session):
+    """No account menu, no per-request token: what the page says does not depend on who asks
+    or whether the address named something that exists."""
+    link = ShareLink.objects.create(session=session, revoked_at=timezone.now())
+    mine, unknown = browser.get(f"/s/{link.token}/"), browser.get("/s/never-a-token/")
+    assert mine.content == unknown.content == Client().get("/s/other-token/").content
+    assert "alice" not in mine.content.decode()
+
+
 def test_signing_up_from_a_share_page_comes_back_to_it(session, settings):
     settings.ANALYST_SIGNUP = "open"
     link = ShareLink.objects.create(session=session)
