@@ -114,6 +114,14 @@ export class Transcript {
     section.dataset.author = author;
     section.dataset.state = "running";
     const lines = code.split("\n").length;
+    const codeBox = el("code", { class: "hljs language-python", text: code });
+    let coloured = false;
+    const highlight = () => {
+      if (coloured) return;
+      codeBox.replaceChildren(highlighted(code));
+      coloured = true;
+    };
+    if (author !== "assistant") highlight(); // a folded cell's code is coloured when first shown
     const toggle = el("button", { class: "cell-toggle", testid: "cell-toggle", attrs: { type: "button" } });
     const fold = (collapsed) => {
       section.classList.toggle("collapsed", collapsed);
@@ -122,7 +130,7 @@ export class Transcript {
     };
     toggle.addEventListener("click", () => {
       fold(!section.classList.contains("collapsed"));
-      highlight(); // a folded cell's code is coloured when first shown
+      highlight();
     });
     fold(author === "assistant");
     const output = el("div", { class: "cell-output", testid: "cell-output" });
@@ -147,18 +155,10 @@ export class Transcript {
       header.insertBefore(link, header.querySelector(".cell-summary"));
     }
     if (this.onEdit && seq != null) {
-      const edit = el("button", { class: "copy-button", testid: "cell-edit", text: "Edit", attrs: { type: "button" } });
+      const edit = el("button", { class: "cell-action", testid: "cell-edit", text: "Edit", attrs: { type: "button" } });
       edit.addEventListener("click", () => this.onEdit(code, seq));
       header.insertBefore(edit, toggle);
     }
-    const codeBox = el("code", { class: "hljs language-python", text: code });
-    let coloured = false;
-    const highlight = () => {
-      if (coloured) return;
-      codeBox.replaceChildren(highlighted(code));
-      coloured = true;
-    };
-    if (author !== "assistant") highlight();
     const source = el(
       "pre",
       { class: "cell-code", testid: "cell-code" },
@@ -204,10 +204,7 @@ export class Transcript {
     streaming.text += text;
     if (streaming.drawing) return;
     streaming.drawing = true;
-    requestAnimationFrame(() => {
-      streaming.drawing = false;
-      if (this.streaming === streaming) streaming.box.replaceChildren(markdown(streaming.text));
-    });
+    requestAnimationFrame(() => drawStreamed(streaming));
   }
 
   /** The complete message replaces the one streamed so far, with a button copying its markdown. */
@@ -215,6 +212,7 @@ export class Transcript {
     const box = this.streaming?.box ?? el("div", { class: "message assistant", testid: "assistant-message" });
     if (!this.streaming) this.add(box);
     box.classList.remove("streaming");
+    if (this.streaming) this.streaming.drawing = false; // the whole message replaces any pending draw
     box.replaceChildren(markdown(text), copyButton(() => text, "Copy answer", "copy-answer"));
     this.streaming = null;
   }
@@ -263,8 +261,11 @@ export class Transcript {
     this.running = null;
   }
 
+  /** The streamed message ends where it is (a cell follows, the turn ended): drawn whole now. */
   stopStreaming() {
-    this.streaming?.box.classList.remove("streaming");
+    if (!this.streaming) return;
+    drawStreamed(this.streaming);
+    this.streaming.box.classList.remove("streaming");
     this.streaming = null;
   }
 
@@ -273,6 +274,13 @@ export class Transcript {
     this.ownCell = null;
     this.cells.clear();
   }
+}
+
+/** A streamed message's text drawn, if a draw is pending. */
+function drawStreamed(streaming) {
+  if (!streaming.drawing) return;
+  streaming.drawing = false;
+  streaming.box.replaceChildren(markdown(streaming.text));
 }
 
 /** A folded cell's one line: its first line of code that is not blank or a comment. */
