@@ -98,7 +98,8 @@ export function renderProblem(message) {
 // Past FOLD_LINES lines the rest is kept aside, not in the page, behind "Show all N lines": a
 // cell printing 200,000 lines leaves the page as light as one printing a few hundred.
 export const FOLD_LINES = 300;
-// pre → {tail, shown, total, rest: raw text kept aside once folded, more: its button}
+// pre → {tail, shown, total, rest: raw text kept aside once folded, more: its button, open: all
+// shown on request, so nothing more is folded}
 const streams = new WeakMap();
 
 export function appendStream(container, stream, text) {
@@ -108,7 +109,7 @@ export function appendStream(container, stream, text) {
     pre = el("pre", { class: `stream ${stream}` }, "", "");
     pre.dataset.stream = stream;
     container.append(pre);
-    streams.set(pre, { tail: "", shown: 0, total: 0, rest: null, more: null });
+    streams.set(pre, { tail: "", shown: 0, total: 0, rest: null, more: null, open: false });
   }
   const state = streams.get(pre);
   const [done, last] = pre.childNodes;
@@ -122,7 +123,7 @@ export function appendStream(container, stream, text) {
     state.tail = lines.pop();
     const finished = lines.map(overwritten);
     state.total += finished.length;
-    const shown = finished.slice(0, FOLD_LINES - state.shown);
+    const shown = state.open ? finished : finished.slice(0, Math.max(FOLD_LINES - state.shown, 0));
     if (shown.length) done.appendData(shown.join("\n") + "\n");
     state.shown += shown.length;
     if (shown.length < finished.length) {
@@ -159,7 +160,7 @@ function showAllButton(pre, state) {
     const [done, last] = pre.childNodes;
     const [text, tail] = drawnRest(state);
     done.appendData(text);
-    Object.assign(state, { tail, rest: null, more: null, shown: Infinity });
+    Object.assign(state, { tail, rest: null, more: null, open: true });
     last.data = overwritten(tail);
     button.remove();
   });

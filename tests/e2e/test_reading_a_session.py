@@ -76,6 +76,29 @@ def test_model_cells_fold_errors_are_compact_and_long_output_folds(stack, web, a
     assert len(every) == 3_000 and every[-1] == "line 2999"
 
 
+def test_output_shown_whole_stays_whole_as_more_arrives(stack, web, alice_login):
+    from playwright.sync_api import expect
+
+    page = alice_login()
+    page.get_by_test_id("new-session").click()
+    page.wait_for_url(re.compile(r"/sessions/[0-9a-f-]{36}/$"))
+    page.get_by_test_id("mode-toggle").click()
+    composer = page.get_by_test_id("composer-input")
+    code = (
+        "import time\nfor i in range(400):\n    print('a', i)\n"
+        "time.sleep(4)\nfor i in range(100):\n    print('b', i)"
+    )
+    composer.fill(code)
+    composer.press("Control+Enter")
+    cell = page.get_by_test_id("code-cell").first
+    expect(cell.get_by_test_id("show-all")).to_have_text("Show all 400 lines", timeout=60_000)
+    cell.get_by_test_id("show-all").click()
+    expect(cell).to_have_attribute("data-state", "done", timeout=60_000)
+    expect(cell.get_by_test_id("show-all")).to_have_count(0)  # opened once, it stays open
+    lines = cell.locator("pre.stream").evaluate("pre => pre.textContent.split('\\n').filter(Boolean)")
+    assert len(lines) == 500 and lines[399] == "a 399" and lines[-1] == "b 99"
+
+
 def test_copy_buttons_copy_code_output_answers_and_share_links(stack, web, alice_login):
     page = alice_login()
     page.context.grant_permissions(["clipboard-write"])
