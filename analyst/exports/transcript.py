@@ -84,6 +84,8 @@ def read(session: AnalysisSession) -> list[Block]:
             blocks.append(Prose("note", _file_note(payload)))
         elif kind == "file_removed":
             blocks.append(Prose("note", f"The file `{payload.get('path', '')}` was removed."))
+        elif kind == "notice" and payload.get("code") == "kernel_restarted":  # the cells after start anew
+            blocks.append(Prose("note", payload.get("text", "The kernel was restarted.")))
     return blocks
 
 

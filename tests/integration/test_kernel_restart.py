@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 
+from analyst.exports import transcript
 from analyst.models import KernelSnapshot, Message
 from sandboxes import Sandbox
 from tests.integration.conftest import wait_for
@@ -55,6 +56,8 @@ def test_a_restart_empties_the_kernel_keeps_files_and_is_what_a_resume_brings_ba
 
     told = [m.parts for m in Message.objects.filter(session=session, role="user")]
     assert any("I restarted the kernel" in part.get("text", "") for parts in told for part in parts)
+    notes = [block.text for block in transcript.read(session) if getattr(block, "role", "") == "note"]
+    assert notes == [restarted[0]["payload"]["text"]]  # an export says where the kernel started anew
 
 
 def test_a_restart_waits_for_no_turn(stack, api, session):
