@@ -2,11 +2,12 @@
 three minutes; `make test` runs gVisor's contract and seccomp tests, `make test-slow` this).
 
 Each test of test_escape.py runs here against the gVisor sandboxd, with the host processes of a
-kernel found from runsc's bundles rather than a pid namespace. Two are gVisor's own, below: a
-kernel that forks itself runs out of memory before it runs out of processes (the Sentry copies
-a forked process's memory in 2 MiB pieces as either side writes, so each child of a 250 MB
-kernel costs tens of MB), and the process limit is the guest's RLIMIT_NPROC, which the Sentry
-enforces, not a host pids cgroup (the Sentry's own threads and stubs would count against it).
+kernel found from runsc's bundles rather than a pid namespace. Three are gVisor's own, below,
+for two differences: a kernel that forks itself runs out of memory before it runs out of
+processes (the Sentry copies a forked process's memory in 2 MiB pieces as either side writes,
+so each child of a 250 MB kernel costs tens of MB), and the process limit is the guest's
+RLIMIT_NPROC, which the Sentry enforces, not a host pids cgroup (the Sentry's own threads and
+stubs would count against it).
 """
 
 from __future__ import annotations
