@@ -4,8 +4,9 @@ Run from the project root: ``.venv/bin/python benchmarks/page.py``. The script m
 SQLite database in a scratch folder, a user and four sessions whose event logs are written as a
 worker writes them (questions, streamed answers, cells, output, tables): one of 20 events, one of
 2,000, one holding a cell that printed 200,000 lines, and an empty one. It serves config.asgi with
-scripts/web (Redis database 12, flushed before and after), logs in with Chromium
-(/usr/bin/chromium, as the browser tests do) and loads each page RUNS times after one warm-up load
+scripts/web as benchmarks/uploads.py starts it (Redis database 12, flushed before and after), logs
+in with Chromium (/usr/bin/chromium, as the browser tests do) and loads each page RUNS times after
+one warm-up load
 (static files cached, as for anyone who has opened the app before). A page is ready when what it
 shows is there: the list page at its ``load`` event with the sessions listed, a session page when
 its transcript holds the session's last event and its composer takes input. Figures are medians,
@@ -15,13 +16,10 @@ benchmarks/results/page.md.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import statistics
-import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,12 +28,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import httpx  # noqa: E402
 import redis  # noqa: E402
 
 from benchmarks import harness  # noqa: E402
 from benchmarks.harness import load_average, step  # noqa: E402
-from tests.sandboxd_process import free_port  # noqa: E402
+from benchmarks.uploads import web  # noqa: E402  (scripts/web serving config.asgi, started and stopped)
 
 RUNS = int(os.environ.get("BENCH_PAGE_RUNS", "7"))
 REDIS_URL = "redis://127.0.0.1:6379/12"
@@ -87,7 +84,7 @@ def turn_events(n: int) -> list[tuple[str, dict[str, Any]]]:
                 "is_main_result": True,
                 "tool_call_id": f"toolu_{n}",
             },
-        ),  # fmt: skip
+        ),
         ("cell_done", {"failed": False, "tool_call_id": f"toolu_{n}"}),
         ("assistant_message", {"text": f"South sells most at step {n}: **{n + 1}**."}),
         ("turn_done", {"usage": {"calls": 1, "input_tokens": 10, "output_tokens": 5}}),
@@ -154,33 +151,6 @@ def make_sessions(env: dict[str, str]) -> list[Fixture]:
 
 def flush_redis() -> None:
     redis.Redis.from_url(REDIS_URL).flushdb()
-
-
-@contextlib.contextmanager
-def web(env: dict[str, str], log: Path) -> Iterator[str]:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    with log.open("ab") as out:
-        process = subprocess.Popen(
-            [str(ROOT / "scripts" / "web"), "127.0.0.1", str(port)],
-            cwd=ROOT,
-            env={**os.environ, **env},
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/livez", timeout=1).status_code == 200:
-                    break
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the web server did not start:\n{log.read_text(errors='replace')}")
-            time.sleep(0.1)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @dataclass
@@ -251,7 +221,7 @@ def report(folder: Path, load_at_start: str) -> str:
     fixtures = make_sessions(env)
     flush_redis()
     try:
-        with web(env, folder / "web.log") as url:
+        with web(env, folder / "web.log") as (_, url):
             loads = measure(url, fixtures)
     finally:
         flush_redis()
