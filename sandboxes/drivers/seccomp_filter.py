@@ -147,6 +147,7 @@ def program() -> bytes:
         return out.read()
 
 
+@functools.cache
 def oci_profile() -> dict[str, Any]:
     """The same filter as an OCI runtime spec's ``linux.seccomp``, for gVisor (``runsc
     --oci-seccomp``), whose Sentry applies it to the calls the guest makes of it: the guest's
