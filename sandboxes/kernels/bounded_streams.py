@@ -8,6 +8,7 @@ def _bound_stream_messages(limit=1 << 20):
     from ipykernel.iostream import OutStream
 
     write = OutStream.write
+    flush_buffers = OutStream._flush
 
     def bounded_write(self, string):
         if not isinstance(string, str):
@@ -17,11 +18,16 @@ def _bound_stream_messages(limit=1 << 20):
             write(self, piece)
             self._sandbox_pending = getattr(self, "_sandbox_pending", 0) + len(piece)
             if self._sandbox_pending >= limit:
-                self._sandbox_pending = 0
                 self.flush()
         return len(string)
 
+    def counted_flush(self):
+        # What was sent no longer counts: only a MiB gathered since the last message forces one.
+        self._sandbox_pending = 0
+        return flush_buffers(self)
+
     OutStream.write = bounded_write
+    OutStream._flush = counted_flush
 
 
 _bound_stream_messages()
