@@ -16,7 +16,8 @@ from analyst.models import AnalysisSession, ApiToken, KernelSnapshot, ShareLink
 from config.asgi import application
 from sandboxes import Sandbox, SandboxNotFound, SnapshotNotFound
 from tests.integration.conftest import wait_for
-from tests.integration.test_resume_and_fork import _csv, run_cell, stdout_of_last_turn
+from tests.integration.test_resume_and_fork import _csv, run_cell
+from tests.printed import printed_in_last_turn
 
 
 def test_files_the_code_writes_are_listed_and_download(stack, api, session):
@@ -88,7 +89,7 @@ def test_a_fork_through_a_share_link_has_the_kernel_state(stack, api, session):
     fork = AnalysisSession.objects.get(owner=bob)
     assert response["Location"] == f"/sessions/{fork.id}/"
     log = run_cell(viewer, fork, "print(answer)")  # the page's own way in: the login session
-    assert stdout_of_last_turn(log) == "42\n"
+    assert printed_in_last_turn(log) == "42\n"
     assert any(e["type"] == "notice" and "someone else's session" in e["payload"]["text"] for e in log)
 
 
@@ -104,7 +105,7 @@ def test_a_fork_through_a_link_without_the_state_starts_a_fresh_kernel(stack, ap
     fork = AnalysisSession.objects.get(owner=bob)
     assert not KernelSnapshot.objects.filter(session=fork).exists()
     code = "import os\nprint('answer' in dir(), os.path.exists('data/sales.csv'))"
-    assert stdout_of_last_turn(run_cell(viewer, fork, code)) == "False False\n"
+    assert printed_in_last_turn(run_cell(viewer, fork, code)) == "False False\n"
 
 
 def test_deleting_a_session_kills_its_sandbox_and_snapshots(stack, api, session, sandboxd):

@@ -9,6 +9,7 @@ from analyst.models import AnalysisSession
 from tests.conftest import TEST_SETTINGS
 from tests.fakes.model_server import anthropic_text, anthropic_tool_call
 from tests.integration.conftest import wait_for
+from tests.printed import printed_in_last_turn
 from tests.sandboxd_process import own_sandboxd_process
 
 CRASH = "import os\nos.kill(os.getpid(), 9)"
@@ -54,7 +55,7 @@ def test_a_kernel_killed_in_the_models_cell_comes_back_and_the_model_is_told(sta
 
     post(api, session, "cells", {"code": "print(x + 1)"})
     log = turns_ended(session, 3)
-    assert [e["payload"]["text"] for e in log if e["type"] == "stdout"][-1] == "42\n"
+    assert printed_in_last_turn(log) == "42\n"
 
 
 def test_a_users_cell_that_kills_the_kernel_restores_it_and_the_next_question_says_so(stack, api, session):
@@ -91,4 +92,4 @@ def test_out_of_memory_restores_the_snapshot(stack, api, session, extra_worker):
         assert len(restored) == 1 and "out of memory?" in restored[0], [e["type"] for e in log]
         post(api, session, "cells", {"code": "print(x + 1)"})
         log = turns_ended(session, 3)
-        assert [e["payload"]["text"] for e in log if e["type"] == "stdout"][-1] == "42\n"
+        assert printed_in_last_turn(log) == "42\n"

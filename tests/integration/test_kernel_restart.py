@@ -10,7 +10,8 @@ from analyst.exports import transcript
 from analyst.models import KernelSnapshot, Message
 from sandboxes import Sandbox
 from tests.integration.conftest import wait_for
-from tests.integration.test_resume_and_fork import run_cell, stdout_of_last_turn
+from tests.integration.test_resume_and_fork import run_cell
+from tests.printed import printed_in_last_turn
 
 
 def restart(api, session) -> list[dict]:
@@ -44,7 +45,7 @@ def test_a_restart_empties_the_kernel_keeps_files_and_is_what_a_resume_brings_ba
     assert KernelSnapshot.objects.filter(session=session).count() == before + 1  # the fresh state, saved
 
     log = run_cell(api, session, "print('x' in dir(), open('kept.txt').read())")
-    assert stdout_of_last_turn(log) == "False still here\n"
+    assert printed_in_last_turn(log) == "False still here\n"
 
     # The sandbox gone, the session resumes from the snapshot taken after the restart.
     session.refresh_from_db()
@@ -52,7 +53,7 @@ def test_a_restart_empties_the_kernel_keeps_files_and_is_what_a_resume_brings_ba
     gone.kill()
     gone.close()
     log = run_cell(api, session, "print('x' in dir())")
-    assert stdout_of_last_turn(log) == "False\n"
+    assert printed_in_last_turn(log) == "False\n"
 
     told = [m.parts for m in Message.objects.filter(session=session, role="user")]
     assert any("I restarted the kernel" in part.get("text", "") for parts in told for part in parts)

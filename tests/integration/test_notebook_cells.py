@@ -2,6 +2,7 @@
 
 from tests.fakes.model_server import anthropic_text
 from tests.integration.conftest import wait_for
+from tests.printed import printed
 
 
 def test_a_cell_runs_and_the_model_sees_it(stack, api, session):
@@ -41,4 +42,4 @@ def test_a_vanished_sandbox_without_a_snapshot_is_replaced_with_a_notice(stack, 
         log = wait_for(session, "turn_done")
     notices = [e["payload"]["text"] for e in log if e["type"] == "notice"]
     assert len(notices) == 1 and "fresh" in notices[0]
-    assert [e["payload"]["text"] for e in log if e["type"] == "stdout"] == ["fresh\n"]
+    assert printed(log) == "fresh\n"

@@ -15,6 +15,7 @@ from analyst.agent.session_kernel import SessionKernel
 from analyst.models import AnalysisSession, KernelSnapshot
 from sandboxes import Sandbox, SnapshotNotFound
 from tests.integration.conftest import wait_for
+from tests.printed import printed_in_last_turn
 
 
 def run_cell(api, session, code: str) -> list[dict]:
@@ -29,11 +30,6 @@ def run_cell(api, session, code: str) -> list[dict]:
     return events.after(session.id, 0)
 
 
-def stdout_of_last_turn(log: list[dict]) -> str:
-    last_start = max(i for i, e in enumerate(log) if e["type"] == "turn_started")
-    return "".join(e["payload"]["text"] for e in log[last_start:] if e["type"] == "stdout")
-
-
 def test_an_expired_kernel_comes_back_with_its_variables(stack, api, session, sandboxd):
     run_cell(api, session, "import pandas as pd\nframe = pd.DataFrame({'v': [1, 2, 3]})\nx = 41")
     snapshots = list(KernelSnapshot.objects.filter(session=session))
@@ -44,7 +40,7 @@ def test_an_expired_kernel_comes_back_with_its_variables(stack, api, session, sa
     gone.close()
 
     log = run_cell(api, session, "print(x + 1, int(frame.v.sum()))")
-    assert stdout_of_last_turn(log) == "42 6\n"
+    assert printed_in_last_turn(log) == "42 6\n"
     restored = [e for e in log if e["type"] == "kernel_restored"]
     assert len(restored) == 1 and restored[0]["payload"]["unsaved"] == []
     assert "restored" in restored[0]["payload"]["text"]
@@ -143,12 +139,12 @@ def test_a_fork_has_the_transcript_files_and_kernel_state(stack, api, session, s
     download.close()
 
     fork_out = run_cell(api, fork, "print(total)\nimport os; print(sorted(os.listdir('data')))")
-    assert stdout_of_last_turn(fork_out) == "42\n['sales.csv']\n"
+    assert printed_in_last_turn(fork_out) == "42\n['sales.csv']\n"
     assert [e["type"] for e in fork_out].count("kernel_restored") == 1
 
     run_cell(api, fork, "total = 0")  # independent from now on
     original = run_cell(api, session, "print(total)")
-    assert stdout_of_last_turn(original) == "42\n"
+    assert printed_in_last_turn(original) == "42\n"
 
 
 def test_a_fork_without_saved_state_says_it_starts_fresh(stack, api, session):
@@ -176,7 +172,7 @@ def test_a_snapshot_deleted_from_sandboxd_falls_back_to_a_fresh_kernel(stack, ap
     gone.kill()
     gone.close()
     log = run_cell(api, session, "print('still works')")
-    assert stdout_of_last_turn(log) == "still works\n"
+    assert printed_in_last_turn(log) == "still works\n"
     notices = [e["payload"]["text"] for e in log if e["type"] == "notice"]
     assert len(notices) == 1 and "could not be restored" in notices[0]
     assert json.dumps(notices).count("fresh") == 1

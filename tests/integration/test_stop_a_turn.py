@@ -5,6 +5,7 @@ import time
 from analyst.models import Turn
 from tests.fakes.model_server import anthropic_text, anthropic_tool_call
 from tests.integration.conftest import wait_for
+from tests.printed import printed_in_last_turn
 
 SLOW_CELL = "import time\nprint('started', flush=True)\nfor _ in range(600): time.sleep(0.1)\nkept = 'late'"
 
@@ -31,7 +32,7 @@ def test_cancel_mid_cell(stack, api, session):
     log = wait_for(session, "turn_done")
     while [e["type"] for e in log].count("turn_done") < 2:
         log = wait_for(session, "turn_done")
-    assert [e["payload"]["text"] for e in log if e["type"] == "stdout"][-1] == "early\n"
+    assert printed_in_last_turn(log) == "early\n"
 
     stack.script(anthropic_text("Stopped, as asked."))
     api.post(f"/api/sessions/{session.id}/messages", {"content": "And now?"}, "application/json")

@@ -3,6 +3,7 @@
 from analyst.models import Turn
 from tests.fakes.model_server import anthropic_tool_call
 from tests.integration.conftest import wait_for
+from tests.printed import printed
 
 
 def test_a_turn_over_its_time_limit_fails_clearly(stack, api, session, monkeypatch):
@@ -20,4 +21,4 @@ def test_a_turn_over_its_time_limit_fails_clearly(stack, api, session, monkeypat
 
     api.post(f"/api/sessions/{session.id}/cells", {"code": "print('late' in dir())"}, "application/json")
     log = wait_for(session, "turn_done", timeout=60)
-    assert [e["payload"]["text"] for e in log if e["type"] == "stdout"] == ["False\n"], "the cell was stopped"
+    assert printed(log) == "False\n", "the cell was stopped"

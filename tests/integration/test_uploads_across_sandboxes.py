@@ -9,8 +9,9 @@ from analyst.models import KernelSnapshot
 from sandboxes import Sandbox
 from tests import made_files
 from tests.api.conftest import upload
-from tests.integration.test_resume_and_fork import run_cell, stdout_of_last_turn
+from tests.integration.test_resume_and_fork import run_cell
 from tests.integration.test_uploads_of_every_shape import added
+from tests.printed import printed_in_last_turn
 
 LIST_DATA = (
     "import os\n"
@@ -25,7 +26,7 @@ def kill_sandbox(session) -> None:
 
 
 def files_in_data(api, session) -> str:
-    return stdout_of_last_turn(run_cell(api, session, LIST_DATA)).strip()
+    return printed_in_last_turn(run_cell(api, session, LIST_DATA)).strip()
 
 
 def test_a_fresh_sandbox_gets_the_uploads_again_with_a_zip_unpacked(stack, api, session):
@@ -55,4 +56,4 @@ def test_a_file_deleted_after_the_snapshot_stays_deleted_when_it_is_restored(sta
     kill_sandbox(session)
     assert files_in_data(api, session) == "['keep.csv']"
     assert session.events.filter(type="kernel_restored").exists()
-    assert stdout_of_last_turn(run_cell(api, session, "print(kept + 1)")) == "42\n"  # restored, not fresh
+    assert printed_in_last_turn(run_cell(api, session, "print(kept + 1)")) == "42\n"  # restored, not fresh

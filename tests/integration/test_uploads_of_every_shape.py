@@ -14,7 +14,8 @@ from sandboxes import Sandbox
 from tests import made_files
 from tests.api.conftest import upload
 from tests.fakes.model_server import anthropic_text
-from tests.integration.test_resume_and_fork import run_cell, stdout_of_last_turn
+from tests.integration.test_resume_and_fork import run_cell
+from tests.printed import printed_in_last_turn
 
 
 def added(session, name: str, *, after: int = 0, timeout: float = 90) -> dict:
@@ -60,7 +61,7 @@ def ask(stack, api, session, question: str = "What is in it?") -> str:
 def loads_to(api, session, load: str) -> list:
     """Run the describer's load call in the session's kernel: the frame's shape and dtypes."""
     code = f"_df = {load}\nprint(json.dumps([list(_df.shape), [str(t) for t in _df.dtypes]]))"
-    return json.loads(stdout_of_last_turn(run_cell(api, session, "import json\n" + code)))
+    return json.loads(printed_in_last_turn(run_cell(api, session, "import json\n" + code)))
 
 
 def test_a_csv_exported_by_a_french_excel(stack, api, session):
@@ -102,7 +103,7 @@ def test_parquet_is_read_and_duckdb_queries_it_in_place(stack, api, session):
     assert (payload["format"], table["rows"], table["column_count"]) == ("parquet", 6, 2)
     query = "select state, count(*) from 'data/airports.parquet' group by 1 order by 1"
     code = f"import duckdb\nprint(duckdb.sql({query!r}).fetchall())"
-    assert stdout_of_last_turn(run_cell(api, session, code)).strip() == "[('CA', 2), ('NY', 1), ('TX', 3)]"
+    assert printed_in_last_turn(run_cell(api, session, code)).strip() == "[('CA', 2), ('NY', 1), ('TX', 3)]"
 
 
 def test_a_zip_of_several_files_gives_several_tables_and_a_delete_takes_them_all(stack, api, session):
@@ -147,7 +148,7 @@ def test_bad_files_say_why_and_the_sandbox_keeps_serving(stack, api, session):
     assert "zip" in errors["bomb.zip"].lower() or "large" in errors["bomb.zip"].lower()
     statuses = {f["name"]: f["status"] for f in api.get(f"/api/sessions/{session.id}/files").json()["files"]}
     assert statuses == dict.fromkeys(bad, "ready"), statuses  # in the sandbox, said to be unreadable
-    assert stdout_of_last_turn(run_cell(api, session, "print(1 + 1)")).strip() == "2"
+    assert printed_in_last_turn(run_cell(api, session, "print(1 + 1)")).strip() == "2"
     system = ask(stack, api, session)
     assert "data/broken.parquet (Parquet): could not be read as a table" in system
 

@@ -15,6 +15,7 @@ import pytest
 from analyst import events
 from tests.fakes.model_server import ScriptedModelServer, anthropic_text, anthropic_tool_call
 from tests.faults.turns.workers import ask, assert_log_invariants, new_session, wait_for_event
+from tests.printed import printed
 
 ITERATIONS = int(os.environ.get("CHAOS_ITERATIONS", "3"))
 SEED = int(os.environ.get("CHAOS_SEED", str(time.time_ns() % 1_000_000)))
@@ -54,5 +55,4 @@ def test_worker_killed_at_random_points(start_worker, owner_api):
         log = events.after(session.id, 0, limit=100_000)
         calls = [e["payload"]["id"] for e in log if e["type"] == "tool_call"]
         assert len(calls) == len(set(calls)), f"a cell ran twice ({context}): {calls}"
-        printed = [e["payload"]["text"] for e in log if e["type"] == "stdout"]
-        assert printed.count(f"round {round}\n") <= 1, f"the cell of round {round} ran twice ({context})"
+        assert printed(log).count(f"round {round}\n") <= 1, f"the cell of round {round} ran twice ({context})"
