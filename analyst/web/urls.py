@@ -12,6 +12,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("sessions/", views.session_list, name="sessions"),
     path("sessions/new", views.session_new, name="session_new"),
+    path("sessions/sample", views.session_sample, name="session_sample"),
     path("sessions/<uuid:session_id>/", views.session_page, name="session"),
     path("sessions/<uuid:session_id>/rename", views.session_rename, name="session_rename"),
     path("sessions/<uuid:session_id>/delete", views.session_delete, name="session_delete"),

@@ -4,17 +4,22 @@ live parts are static/app/*.js, which talk to the JSON API and the WebSocket."""
 from __future__ import annotations
 
 import json
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from analyst import forks, sessions, shares
+from analyst import forks, samples, sessions, shares
 from analyst.agent.providers import availability
+from analyst.artifacts import StorageFull
 from analyst.models import AnalysisSession, ShareLink
+
+RECENT_SESSIONS = 20  # in the session page's sidebar
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -25,17 +30,24 @@ def home(request: HttpRequest) -> HttpResponse:
 def session_list(request: HttpRequest) -> HttpResponse:
     owned = AnalysisSession.objects.filter(owner=request.user).prefetch_related("files")
     models = availability.usable(settings.ANALYST_MODELS)  # only what can answer here
-    default = settings.ANALYST_DEFAULT_MODEL if settings.ANALYST_DEFAULT_MODEL in models else None
     return render(
         request,
         "analyst/sessions.html",
         {
             "sessions": owned,
             "models": models,
-            "default_model": default or (models[0] if models else ""),
+            "default_model": _default_model(models),
             "unavailable": [] if models else [availability.check(m) for m in settings.ANALYST_MODELS],
+            "sample": samples.US_MACRO,
         },
     )
+
+
+def _default_model(usable: list[str]) -> str:
+    """The configured default when it can answer here, else the first that can ("" if none)."""
+    if settings.ANALYST_DEFAULT_MODEL in usable:
+        return settings.ANALYST_DEFAULT_MODEL
+    return usable[0] if usable else ""
 
 
 @login_required
@@ -49,6 +61,23 @@ def session_new(request: HttpRequest) -> HttpResponse:
         messages.error(request, str(exc))
         return redirect("sessions")
     return redirect("session", session_id=session.id)
+
+
+@login_required
+@require_POST
+def session_sample(request: HttpRequest) -> HttpResponse:
+    """A new session holding a sample data set, its question ready in the composer."""
+    sample = samples.get(request.POST.get("sample"))
+    if sample is None:
+        messages.error(request, "No such sample data set.")
+        return redirect("sessions")
+    model = _default_model(availability.usable(settings.ANALYST_MODELS)) or None
+    try:
+        session = samples.do_start_sample(owner=request.user, sample=sample, model=model)
+    except StorageFull as exc:
+        messages.error(request, str(exc))
+        return redirect("sessions")
+    return redirect(f"{reverse('session', args=[session.id])}?{urlencode({'try': sample.key})}")
 
 
 @login_required
@@ -70,7 +99,16 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
         # Why the session's model cannot answer here ("" when it can): Send is off, cells run.
         "model-unavailable": availability.check(session.model).reason,
     }
-    context = {"session": session, "app": app, "share_links": shares.active(session), "shared": False}
+    sample = samples.get(request.GET.get("try"))
+    if sample is not None and not session.turns.exists():
+        app["suggestion"] = sample.question
+    context = {
+        "session": session,
+        "app": app,
+        "share_links": shares.active(session),
+        "shared": False,
+        "recent_sessions": AnalysisSession.objects.filter(owner=request.user)[:RECENT_SESSIONS],
+    }
     return render(request, "analyst/session.html", context)
 
 

@@ -135,6 +135,13 @@ export class Composer {
     this.input.focus();
   }
 
+  /** A question to start from (a sample's), in the composer ready to send or to change. */
+  suggest(question) {
+    this.setMode("chat");
+    this.input.value = question;
+    this.fit();
+  }
+
   stopEditing(clear) {
     if (clear && this.editing != null) this.input.value = "";
     this.editing = null;

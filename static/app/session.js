@@ -91,6 +91,7 @@ const chat = el("div", { class: "chat-column" }, transcriptElement, dock);
 const body = el("div", { class: "app-body" }, chat);
 if (files) body.append(files.element);
 app.append(body);
+if (config.suggestion) composer?.suggest(config.suggestion); // in the page now: it can size itself
 app.classList.toggle("has-files", Boolean(files));
 
 if (owner && files) files.acceptDrops(document);
