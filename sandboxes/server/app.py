@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import zmq
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -25,6 +26,7 @@ from sandboxes.server.registry import Registry
 from sandboxes.server.sandbox import ServerSandbox
 from sandboxes.server.snapshots.service import Snapshots
 from sandboxes.server.snapshots.store import LocalSnapshotStore
+from sandboxes.server.system_limits import capacity_error, open_files_limit
 
 log = logging.getLogger(__name__)
 NDJSON = "application/x-ndjson"
@@ -86,6 +88,7 @@ class SandboxApi:
             {
                 "sandboxes": len(self.registry.sandboxes),
                 "max_sandboxes": self.config.max_sandboxes,
+                "open_files_limit": open_files_limit(),
                 "pool": {"size": pool.size, "ready": ready},
             }
         )
@@ -270,7 +273,13 @@ def build_app(registry: Registry, on_shutdown: Sequence[Callable[[], None]] = ()
         scratch=config.data_dir / "scratch",
     )
     api = SandboxApi(registry, snapshots)
-    handlers = {SandboxError: _handle, 404: _no_route, 405: _no_route}
+    handlers = {
+        SandboxError: _handle,
+        OSError: _system_error,
+        zmq.ZMQError: _system_error,
+        404: _no_route,
+        405: _no_route,
+    }
     app = Starlette(routes=api.routes(), lifespan=lifespan, exception_handlers=handlers)
     return TokenAuth(app, registry.config.token)
 
@@ -296,6 +305,18 @@ async def json_body(request: Request) -> dict[str, Any]:
 async def _handle(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, SandboxError)
     return error_response(exc)
+
+
+async def _system_error(request: Request, exc: Exception) -> Response:
+    """A system call that failed under a request: a limit reached is CapacityExceeded, saying
+    which; anything else an internal_error, in JSON like every error (the connection stays up)."""
+    error = capacity_error(exc)
+    if error is None:
+        log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+        error = SandboxError(f"internal error: {type(exc).__name__}: {exc}")
+    else:
+        log.warning("%s %s: %s (%s)", request.method, request.url.path, error.message, exc)
+    return error_response(error)
 
 
 async def _no_route(request: Request, exc: Exception) -> Response:

@@ -35,6 +35,7 @@ class ServerConfig:
     snapshot_dir: Path | None = None  # default: <data_dir>/snapshots
     snapshot_max_bytes: int = 2 << 30
     max_sandboxes: int = 64
+    open_files: int = 1 << 20  # sandboxd's own limit, set at start (a kernel holds ~18 of them)
     kernel_env: Mapping[str, str] = field(default_factory=dict)
     # When sandboxd is root, each sandbox runs as an unprivileged host user of its own, from
     # uid_base to uid_base + uid_count - 1 (its gid the same number), and owns its files.

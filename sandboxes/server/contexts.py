@@ -13,6 +13,7 @@ from pathlib import Path
 from sandboxes.errors import ContextBusy
 from sandboxes.kernels.kernel import Kernel, KernelDied, KernelSpec, error_for
 from sandboxes.kernels.messages import Event, error_event
+from sandboxes.server.system_limits import check_room_for_a_kernel
 
 BUSY_GRACE_SECONDS = 1.0
 SILENT_OUTPUT_LIMIT = 1 << 20  # what we keep of our own cell's stdout: its last MiB
@@ -29,6 +30,7 @@ class CodeContext:
         self.history = History()
 
     async def start(self) -> None:
+        check_room_for_a_kernel()
         await self.kernel.start()
 
     @property

@@ -10,8 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandboxes.errors import CapacityExceeded
 from sandboxes.kernels.kernel import Kernel, KernelSpec, in_own_namespace
 from sandboxes.server import workdirs
+from sandboxes.server.system_limits import check_room_for_a_kernel
 
 log = logging.getLogger(__name__)
 WARM_UP_TIMEOUT = 120.0
@@ -78,12 +80,17 @@ class WarmPool:
                 while len(self.ready[name]) < self.size:
                     try:
                         self.ready[name].append(await self._warm(spec))
+                    except CapacityExceeded as exc:
+                        log.warning("the pool of %s kernels waits: %s", name, exc)
+                        await asyncio.sleep(5)
+                        break
                     except Exception:
                         log.exception("could not start a pooled %s kernel", name)
                         await asyncio.sleep(5)
                         break
 
     async def _warm(self, spec: KernelSpec) -> Warm:
+        check_room_for_a_kernel()
         sandbox_id = uuid.uuid4().hex
         creating = asyncio.ensure_future(asyncio.to_thread(self.new_workdir, sandbox_id))
         try:

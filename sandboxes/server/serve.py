@@ -15,6 +15,7 @@ from sandboxes.server.config import ServerConfig
 from sandboxes.server.mounts import enter_private_namespace
 from sandboxes.server.registry import Registry
 from sandboxes.server.staging import Stager
+from sandboxes.server.system_limits import set_open_files_limit
 
 SHUTDOWN_GRACE_SECONDS = 5
 
@@ -64,6 +65,7 @@ def build_registry(config: ServerConfig) -> tuple[Registry, Stager | None]:
 
 
 def serve(config: ServerConfig) -> None:
+    set_open_files_limit(config.open_files)
     if enter_private_namespace():
         logging.getLogger(__name__).info("workdirs and staging mounts are private to sandboxd")
     registry, stager = build_registry(config)

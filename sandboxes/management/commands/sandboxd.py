@@ -31,6 +31,7 @@ def config_from_settings() -> ServerConfig:
         pool_size=settings.SANDBOXD_POOL_SIZE,
         pool_warm_up=settings.SANDBOXD_POOL_WARM_UP,
         max_sandboxes=settings.SANDBOXD_MAX_SANDBOXES,
+        open_files=settings.SANDBOXD_OPEN_FILES,
         default_ttl_seconds=settings.SANDBOXD_DEFAULT_TTL,
         max_ttl_seconds=settings.SANDBOXD_MAX_TTL,
         default_cell_timeout=settings.SANDBOXD_CELL_TIMEOUT,
