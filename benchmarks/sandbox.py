@@ -368,6 +368,7 @@ def sandboxd(folder: Path, pool_size: int, driver: str) -> Iterator[SandboxdProc
         log_path=folder / "sandboxd.log",
         settings={
             "SANDBOXD_POOL_SIZE": str(pool_size),
+            "SANDBOXD_POOL_MAX": str(pool_size),  # a fixed pool: benchmarks/pool.py measures growth
             "SANDBOXD_DEFAULT_TTL": "600",
             "SANDBOXD_DRIVER": driver,
         },

@@ -324,7 +324,11 @@ def stack(folder: Path) -> Iterator[Stack]:
         server = SandboxdProcess(
             data_dir=folder / "sandboxd",
             log_path=folder / "sandboxd.log",
-            settings={"SANDBOXD_POOL_SIZE": str(POOL_SIZE), "SANDBOXD_DEFAULT_TTL": "600"},
+            settings={
+                "SANDBOXD_POOL_SIZE": str(POOL_SIZE),
+                "SANDBOXD_POOL_MAX": str(POOL_SIZE),  # fixed, as when the figures were first taken
+                "SANDBOXD_DEFAULT_TTL": "600",
+            },
         )
         exits.callback(server.stop)  # its workdir mounts vanish with its mount namespace
         server.start()

@@ -455,7 +455,12 @@ def stack(folder: Path) -> Iterator[Stack]:
         server = SandboxdProcess(
             data_dir=folder / "sandboxd",
             log_path=folder / "sandboxd.log",
-            settings={"SANDBOXD_POOL_SIZE": "1", "SANDBOXD_DEFAULT_TTL": "1200", **LIMITS},
+            settings={
+                "SANDBOXD_POOL_SIZE": "1",
+                "SANDBOXD_POOL_MAX": "1",
+                "SANDBOXD_DEFAULT_TTL": "1200",
+                **LIMITS,
+            },
         )
         exits.callback(server.stop)  # its workdir mounts vanish with its mount namespace
         server.start()

@@ -18,6 +18,9 @@ from tests.sandboxd_process import SandboxdProcess
 # Quotas small enough that attacks and limits are quick to prove.
 TEST_SETTINGS = {
     "SANDBOXD_POOL_SIZE": "1",
+    # A fixed pool: refills that grow it would compete with the tests for the CPU
+    # (tests/sandboxes/test_adaptive_pool.py lets one grow).
+    "SANDBOXD_POOL_MAX": "1",
     "SANDBOXD_DEFAULT_TTL": "600",
     "SANDBOXD_CELL_TIMEOUT": "60",
     "SANDBOXD_MEMORY_LIMIT": "1G",

@@ -84,12 +84,13 @@ class SandboxApi:
         """What the web app's /metrics reports: live sandboxes, and ready kernels per template."""
         pool = self.registry.pool
         ready = {name: len(units) for name, units in pool.ready.items()}
+        target = {name: pool.target(name) for name in pool.ready}
         return JSONResponse(
             {
                 "sandboxes": len(self.registry.sandboxes),
                 "max_sandboxes": self.config.max_sandboxes,
                 "open_files_limit": open_files_limit(),
-                "pool": {"size": pool.size, "ready": ready},
+                "pool": {"size": pool.size, "max": pool.max_size, "target": target, "ready": ready},
             }
         )
 

@@ -20,7 +20,9 @@ class ServerConfig:
     driver: str = "auto"
     gvisor_platform: str = "systrap"  # runsc --platform
     limits: Limits = field(default_factory=Limits)
-    pool_size: int = 2
+    pool_size: int = 2  # kept ready at least
+    pool_max_size: int = 8  # while sandboxes are taken faster than one warms up
+    pool_idle_seconds: float = 120.0  # without a take, back to pool_size
     pool_warm_up: bool = True  # pooled kernels run their template's warm.py while they wait
     pool_templates: tuple[str, ...] = ("code-interpreter",)
     default_ttl_seconds: int = 300

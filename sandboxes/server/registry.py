@@ -40,6 +40,8 @@ class Registry:
         self.expired: collections.OrderedDict[str, None] = collections.OrderedDict()
         self.pool = WarmPool(
             size=config.pool_size,
+            max_size=config.pool_max_size,
+            idle_seconds=config.pool_idle_seconds,
             specs=self._pooled_specs(),
             new_workdir=self.new_workdir,
             own=self.own,

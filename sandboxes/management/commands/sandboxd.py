@@ -29,6 +29,8 @@ def config_from_settings() -> ServerConfig:
         templates_dir=settings.SANDBOXD_TEMPLATES_DIR,
         data_dir=settings.SANDBOXD_DATA_DIR,
         pool_size=settings.SANDBOXD_POOL_SIZE,
+        pool_max_size=settings.SANDBOXD_POOL_MAX,
+        pool_idle_seconds=settings.SANDBOXD_POOL_IDLE,
         pool_warm_up=settings.SANDBOXD_POOL_WARM_UP,
         max_sandboxes=settings.SANDBOXD_MAX_SANDBOXES,
         open_files=settings.SANDBOXD_OPEN_FILES,
