@@ -139,7 +139,7 @@ def _cell(value: object) -> str | int | float | bool | None:
     if value is None or isinstance(value, (bool, float)):
         return value
     if isinstance(value, int):
-        return value if abs(value) < 1 << 63 else None
+        return value if -(1 << 63) <= value < 1 << 64 else None
     return _text(value, MAX_CELL)
 
 

@@ -150,3 +150,19 @@ def test_it_waits_for_no_cell_and_a_cell_waits_for_it(sandbox: Sandbox, sandboxd
         inspecting.join()
     finally:
         other.close()
+
+
+def test_odd_tables_preview_too(sandbox: Sandbox) -> None:
+    """Names pandas' table schema refuses or cannot hold, values JSON has no place for."""
+    sandbox.run_code(
+        "import numpy as np\nimport pandas as pd\n"
+        "clash = pd.DataFrame({'index': [1, 2], 'a': [3, 4]})\n"
+        "multi = pd.DataFrame(np.ones((2, 2)), columns=pd.MultiIndex.from_tuples([('a', 'x'), ('a', 'y')]))\n"
+        "odd = pd.DataFrame({'l': [[1, 2], {'k': 1}], 'u': np.array([2**64 - 1, 0], dtype=np.uint64),"
+        " 'c': [1 + 2j, 3j], 'f': [np.nan, np.inf]})"
+    )
+    context = sandbox.default_context
+    assert context.preview("clash").data[0] == {"(index)": 0, "index": 1, "a": 3}
+    assert [f["name"] for f in context.preview("multi").fields] == ["index", "('a', 'x')", "('a', 'y')"]
+    first = context.preview("odd").data[0]
+    assert first == {"index": 0, "l": "[1, 2]", "u": 2**64 - 1, "c": "(1+2j)", "f": None}

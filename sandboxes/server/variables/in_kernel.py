@@ -176,8 +176,10 @@ def _head_table(frame, rows):
     head = head.loc[:, ~head.columns.duplicated()]
     if head.index.nlevels > 1 or not isinstance(head.index.name, (str, type(None))):
         head = head.reset_index(drop=True)
-    if head.index.name in head.columns:
-        head.index.name = None
+    name = "index" if head.index.name is None else head.index.name
+    while name in head.columns:  # pandas refuses an index named as a column
+        name = f"({name})"
+    head.index.name = name
     for column in head.columns:
         if getattr(head[column].dtype, "kind", "O") not in "biufmM":  # text, categories, objects
             head[column] = head[column].map(_cell).astype(object)

@@ -119,7 +119,7 @@ def cell(value: object) -> str | int | float | bool | None:
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, int):
-        if abs(value) >= 1 << 63:
+        if not -(1 << 63) <= value < 1 << 64:
             raise Malformed("an integer past 64 bits")
         return value
     if isinstance(value, float):
