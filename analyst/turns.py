@@ -117,15 +117,26 @@ def do_cancel(*, session: AnalysisSession) -> Turn | None:
     return turn
 
 
-def interrupt_kernel(sandbox_id: str) -> None:
+def do_interrupt(*, session: AnalysisSession) -> bool:
+    """Interrupt the cell that runs now and keep its turn (Stop ends the turn): the cell ends
+    with KeyboardInterrupt, which a model reads as the cell's error and goes on from. False when
+    no turn is running or the kernel did not take it."""
+    if not session.sandbox_id or not session.turns.filter(status=Turn.Status.RUNNING).exists():
+        return False
+    return interrupt_kernel(session.sandbox_id)
+
+
+def interrupt_kernel(sandbox_id: str) -> bool:
+    """Whether the kernel acknowledged the interrupt."""
     try:
         sandbox = Sandbox.connect(sandbox_id)
     except SandboxError:
-        return  # gone already: nothing runs there
+        return False  # gone already: nothing runs there
     try:
-        sandbox.default_context.interrupt()
+        return sandbox.default_context.interrupt()
     except SandboxError:
         log.info("could not interrupt sandbox %s", sandbox_id)
+        return False
     finally:
         sandbox.close()
 

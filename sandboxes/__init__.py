@@ -15,6 +15,9 @@ from sandboxes.client.payloads import (
     RestoreReport,
     SandboxInfo,
     SnapshotInfo,
+    TablePreview,
+    VariableInfo,
+    VariableList,
     WriteInfo,
 )
 from sandboxes.client.sync import CodeContext, Files, Sandbox
@@ -25,6 +28,7 @@ from sandboxes.errors import (
     ContextNotFound,
     FileNotFound,
     FileTooLarge,
+    InspectionFailed,
     InvalidPath,
     InvalidRequest,
     NotFound,
@@ -39,6 +43,7 @@ from sandboxes.errors import (
     SnapshotNotFound,
     SnapshotTooLarge,
     TemplateNotFound,
+    VariableNotFound,
 )
 from sandboxes.execution import Execution, ExecutionError, Result
 
@@ -58,6 +63,7 @@ __all__ = [
     "FileNotFound",
     "FileTooLarge",
     "Files",
+    "InspectionFailed",
     "InvalidPath",
     "InvalidRequest",
     "NotFound",
@@ -77,6 +83,10 @@ __all__ = [
     "SnapshotInfo",
     "SnapshotNotFound",
     "SnapshotTooLarge",
+    "TablePreview",
     "TemplateNotFound",
+    "VariableInfo",
+    "VariableList",
+    "VariableNotFound",
     "WriteInfo",
 ]

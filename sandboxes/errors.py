@@ -9,13 +9,15 @@
     │   ├── SandboxNotFound        404 sandbox_not_found
     │   ├── ContextNotFound        404 context_not_found
     │   ├── FileNotFound           404 file_not_found
-    │   └── SnapshotNotFound       404 snapshot_not_found
+    │   ├── SnapshotNotFound       404 snapshot_not_found
+    │   └── VariableNotFound       404 variable_not_found (no table of that name to preview)
     ├── SandboxExpired             410 sandbox_expired
     ├── ContextBusy                409 context_busy
     ├── FileTooLarge               413 file_too_large
     ├── SnapshotTooLarge           413 snapshot_too_large
     ├── SnapshotCorrupt            422 snapshot_corrupt
     ├── SnapshotFailed             500 snapshot_failed (a kernel's state could not be saved or loaded)
+    ├── InspectionFailed           500 inspection_failed (a kernel's variables could not be described)
     ├── QuotaExceeded              507 quota_exceeded
     ├── CapacityExceeded           503 capacity_exceeded, retryable
     ├── ServiceUnavailable         503 service_unavailable, retryable (sandboxd unreachable or failing)
@@ -96,6 +98,12 @@ class SnapshotNotFound(NotFound):
     code = "snapshot_not_found"
 
 
+class VariableNotFound(NotFound):
+    """No DataFrame or Series of that name in the code context."""
+
+    code = "variable_not_found"
+
+
 class SandboxExpired(SandboxError):
     """The sandbox reached the end of its time to live and was removed."""
 
@@ -130,6 +138,12 @@ class SnapshotFailed(SandboxError):
     """A kernel's state could not be saved or loaded."""
 
     code, http_status = "snapshot_failed", 500
+
+
+class InspectionFailed(SandboxError):
+    """The kernel's report on its variables was late or malformed."""
+
+    code, http_status = "inspection_failed", 500
 
 
 class QuotaExceeded(SandboxError):

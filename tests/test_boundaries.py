@@ -24,6 +24,7 @@ PUBLIC_API = [
     "FileNotFound",
     "FileTooLarge",
     "Files",
+    "InspectionFailed",
     "InvalidPath",
     "InvalidRequest",
     "NotFound",
@@ -43,7 +44,11 @@ PUBLIC_API = [
     "SnapshotInfo",
     "SnapshotNotFound",
     "SnapshotTooLarge",
+    "TablePreview",
     "TemplateNotFound",
+    "VariableInfo",
+    "VariableList",
+    "VariableNotFound",
     "WriteInfo",
 ]
 

@@ -90,6 +90,14 @@ def restart_kernel(request: HttpRequest, session_id: str) -> JsonResponse:
     return _started(request, sessions.get_owned(request.user, session_id), Turn.Kind.RESTART, "restart")
 
 
+@api_view
+@require_POST
+def interrupt_kernel(request: HttpRequest, session_id: str) -> JsonResponse:
+    """Interrupt the running cell, keeping its turn (``cancel`` ends the turn)."""
+    interrupted = turns.do_interrupt(session=sessions.get_owned(request.user, session_id))
+    return JsonResponse({"interrupted": interrupted})
+
+
 def _started(
     request: HttpRequest, session: AnalysisSession, kind: str, text: str, *, edited_from: int | None = None
 ) -> JsonResponse:

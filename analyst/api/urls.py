@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from analyst.api import events, exports, files, sessions, shared
+from analyst.api import events, exports, files, sessions, shared, variables
 
 urlpatterns = [
     path("sessions", sessions.sessions_collection),
@@ -11,6 +11,9 @@ urlpatterns = [
     path("sessions/<uuid:session_id>/cells", sessions.cells),
     path("sessions/<uuid:session_id>/cancel", sessions.cancel),
     path("sessions/<uuid:session_id>/kernel/restart", sessions.restart_kernel),
+    path("sessions/<uuid:session_id>/kernel/interrupt", sessions.interrupt_kernel),
+    path("sessions/<uuid:session_id>/variables", variables.variables_listing),
+    path("sessions/<uuid:session_id>/variables/<str:name>", variables.variable_preview),
     path("sessions/<uuid:session_id>/fork", sessions.fork),
     path("sessions/<uuid:session_id>/export", exports.export),
     path("sessions/<uuid:session_id>/files", files.files),

@@ -24,6 +24,8 @@ from sandboxes.client.payloads import (
     RestoreReport,
     SandboxInfo,
     SnapshotInfo,
+    TablePreview,
+    VariableList,
     WriteInfo,
     create_body,
     create_headers,
@@ -292,6 +294,17 @@ class AsyncCodeContext:
 
     async def restart(self) -> None:
         await self.sandbox._api.request("POST", f"{self._path}/restart")
+
+    async def variables(self) -> VariableList:
+        """As CodeContext.variables."""
+        response = await self.sandbox._api.request("GET", f"{self._path}/variables")
+        return VariableList.from_json(response.json())
+
+    async def preview(self, name: str, rows: int = 20) -> TablePreview:
+        """As CodeContext.preview."""
+        path = f"{self._path}/variables/{name}"
+        response = await self.sandbox._api.request("GET", path, params={"rows": rows})
+        return TablePreview.from_json(response.json())
 
     async def close(self) -> None:
         await self.sandbox._api.request("DELETE", self._path)

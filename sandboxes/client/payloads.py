@@ -30,6 +30,10 @@ def list_params(metadata: dict[str, str] | None) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class SandboxInfo:
+    """A sandbox as sandboxd last described it. ``memory_used`` is what the default context's
+    kernel uses (bytes, as its limit counts them; None when unknown) and ``memory_limit`` what
+    each kernel may use before it is killed."""
+
     sandbox_id: str
     template: str
     metadata: dict[str, str]
@@ -37,9 +41,13 @@ class SandboxInfo:
     expires_in: float
     default_context_id: str
     context_ids: list[str]
+    memory_used: int | None = None
+    memory_limit: int | None = None
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> SandboxInfo:
+        default = next((c for c in body["contexts"] if c["id"] == body["default_context_id"]), {})
+        memory = default.get("memory") or {}
         return cls(
             sandbox_id=body["id"],
             template=body["template"],
@@ -48,6 +56,70 @@ class SandboxInfo:
             expires_in=body["expires_in"],
             default_context_id=body["default_context_id"],
             context_ids=[c["id"] for c in body["contexts"]],
+            memory_used=memory.get("used"),
+            memory_limit=memory.get("limit"),
+        )
+
+
+@dataclass(frozen=True)
+class VariableInfo:
+    """One user variable of a context: ``shape`` for tables and arrays (rows, columns...),
+    ``length`` for builtin containers and strings, ``size`` in bytes (pandas' deep memory use,
+    numpy's nbytes, else sys.getsizeof; ``approximate`` when measured on a sample; None when it
+    took too long). ``table`` says ``CodeContext.preview`` can show it."""
+
+    name: str
+    type: str
+    shape: list[int] | None
+    length: int | None
+    size: int | None
+    approximate: bool
+    table: bool
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> VariableInfo:
+        return cls(
+            name=body["name"],
+            type=body["type"],
+            shape=body["shape"],
+            length=body["length"],
+            size=body["size"],
+            approximate=body["approximate"],
+            table=body["table"],
+        )
+
+
+class VariableList(list[VariableInfo]):
+    """A context's user variables by name (a list), plus ``total``: how many there are, of which
+    the list holds the first 500."""
+
+    total: int
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> VariableList:
+        listed = cls(VariableInfo.from_json(item) for item in body["variables"])
+        listed.total = int(body["total"])
+        return listed
+
+
+@dataclass(frozen=True)
+class TablePreview:
+    """A table's first rows in pandas' table schema: ``fields`` [{"name", "type"}] (the index
+    first), ``data`` one {field name: value} per row; strings are cut to 100 characters."""
+
+    fields: list[dict[str, str]]
+    data: list[dict[str, Any]]
+    total_rows: int
+    total_columns: int
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> TablePreview:
+        table = body["table"]
+        return cls(
+            fields=table["schema"]["fields"],
+            data=table["data"],
+            total_rows=body["total_rows"],
+            total_columns=body["total_columns"],
         )
 
 

@@ -21,6 +21,8 @@ from sandboxes.client.payloads import (
     RestoreReport,
     SandboxInfo,
     SnapshotInfo,
+    TablePreview,
+    VariableList,
     WriteInfo,
     create_body,
     create_headers,
@@ -324,6 +326,21 @@ class CodeContext:
     def restart(self) -> None:
         """Restart the kernel with empty state (files are kept)."""
         self.sandbox._api.request("POST", f"{self._path}/restart")
+
+    def variables(self) -> VariableList:
+        """The user's variables (not modules, functions, classes, IPython's names or names that
+        begin with an underscore), by name, each with its type, shape or length and size; read
+        by sandboxd between cells without touching the transcript, the execution count or any
+        variable. Raises ContextBusy while a cell runs, InspectionFailed when the kernel's
+        report is late (past 10 s) or malformed."""
+        return VariableList.from_json(self.sandbox._api.request("GET", f"{self._path}/variables").json())
+
+    def preview(self, name: str, rows: int = 20) -> TablePreview:
+        """The first ``rows`` (at most 100) rows and 50 columns of the DataFrame or Series ``name``.
+        Raises VariableNotFound when there is no table of that name, InvalidRequest for a name
+        that is not an identifier, and as variables() does."""
+        path = f"{self._path}/variables/{name}"
+        return TablePreview.from_json(self.sandbox._api.request("GET", path, params={"rows": rows}).json())
 
     def close(self) -> None:
         self.sandbox._api.request("DELETE", self._path)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, ClassVar
 
-from sandboxes.drivers.limits import Limits
+from sandboxes.drivers.limits import Limits, tree_rss
 
 # Paths as the sandboxed process sees them.
 SANDBOX_HOME = "/home/user"
@@ -81,6 +81,11 @@ class IsolatedProcess(abc.ABC):
 
     def wait(self, timeout: float) -> int:
         return self.popen.wait(timeout=timeout)
+
+    def memory_used(self) -> int | None:
+        """The bytes the process and everything it started use now, as its memory limit counts
+        them where a cgroup holds it (else their resident memory); None once it has ended."""
+        return tree_rss(self.pid) if self.poll() is None else None
 
     @abc.abstractmethod
     def kill(self) -> None:

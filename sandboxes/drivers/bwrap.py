@@ -55,6 +55,13 @@ class BwrapProcess(IsolatedProcess):
         self.cgroup = cgroup
         self.scaffold = scaffold
 
+    def memory_used(self) -> int | None:
+        if self.cgroup is not None and self.poll() is None:
+            used = self.cgroup.memory_used()
+            if used is not None:
+                return used
+        return super().memory_used()
+
     def kill(self) -> None:
         if self.cgroup is not None:
             self.cgroup.kill_all()

@@ -100,6 +100,16 @@ class GVisorProcess(IsolatedProcess):
             return 128 + signal.SIGKILL  # described as the memory limit
         return code
 
+    def memory_used(self) -> int | None:
+        """The sandbox's memory cgroup's figure (the Sentry and the guest it holds)."""
+        if self.poll() is not None:
+            return None
+        v1, v2 = CGROUP_ROOT / "memory" / self.group, CGROUP_ROOT / self.group
+        for counter in (v2 / "memory.current", v1 / "memory.usage_in_bytes"):
+            with contextlib.suppress(OSError, ValueError):
+                return int(counter.read_text())
+        return super().memory_used()
+
     def wait(self, timeout: float) -> int:
         """As Popen.wait, but through poll(), which ends a sandbox the host's OOM killer broke."""
         deadline = time.monotonic() + timeout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import resource
@@ -122,6 +123,14 @@ class Cgroup:
                 pass
         return found
 
+    def memory_used(self) -> int | None:
+        """The bytes its processes use now (memory.current, or v1's memory.usage_in_bytes)."""
+        for path in self.paths:
+            for name in ("memory.current", "memory.usage_in_bytes"):
+                with contextlib.suppress(OSError, ValueError):
+                    return int((path / name).read_text())
+        return None
+
     def remove(self, wait_seconds: float = 5.0) -> None:
         """Remove the group once its killed processes are reaped (rmdir fails while any remain)."""
         deadline = time.monotonic() + wait_seconds
@@ -132,6 +141,26 @@ class Cgroup:
                 path.rmdir()
             except OSError as exc:
                 log.warning("cgroup %s not removed: %s", path, exc)
+
+
+def tree_rss(pid: int, limit: int = 1000) -> int | None:
+    """The resident memory of ``pid`` and its descendants (at most ``limit`` processes), in
+    bytes; None once ``pid`` is gone. Where there is no cgroup to ask, this is what it uses."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    total, seen, waiting = 0, 0, [pid]
+    while waiting and seen < limit:
+        current = waiting.pop()
+        seen += 1
+        try:
+            total += int(Path(f"/proc/{current}/statm").read_text().split()[1]) * page
+        except (OSError, ValueError, IndexError):
+            if current == pid:
+                return None
+            continue
+        for children in Path(f"/proc/{current}/task").glob("*/children"):
+            with contextlib.suppress(OSError, ValueError):
+                waiting.extend(int(child) for child in children.read_text().split())
+    return total
 
 
 def _write_if_exists(path: Path, value: str) -> bool:

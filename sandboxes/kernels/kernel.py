@@ -168,6 +168,11 @@ class Kernel:
     def is_alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
+    def memory(self) -> dict[str, int | None]:
+        """{"used": bytes now (None when unknown or not running), "limit": the kernel's memory limit}."""
+        used = self.process.memory_used() if self.process is not None else None
+        return {"used": used, "limit": self.spec.limits.memory_bytes}
+
     async def execute(
         self, code: str, timeout: float | None, *, silent: bool = False
     ) -> AsyncIterator[Event]:

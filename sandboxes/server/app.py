@@ -27,6 +27,7 @@ from sandboxes.server.sandbox import ServerSandbox
 from sandboxes.server.snapshots.service import Snapshots
 from sandboxes.server.snapshots.store import LocalSnapshotStore
 from sandboxes.server.system_limits import capacity_error, open_files_limit
+from sandboxes.server.variables import service as variables
 
 log = logging.getLogger(__name__)
 NDJSON = "application/x-ndjson"
@@ -57,6 +58,8 @@ class SandboxApi:
             Route(context + "/interrupt", self.interrupt, methods=["POST"]),
             Route(context + "/restart", self.restart, methods=["POST"]),
             Route(context + "/execute", self.execute, methods=["POST"]),
+            Route(context + "/variables", self.variables, methods=["GET"]),
+            Route(context + "/variables/{name}", self.preview_variable, methods=["GET"]),
             Route(sandbox + "/files", self.write_file, methods=["PUT"]),
             Route(sandbox + "/files", self.read_file, methods=["GET"]),
             Route(sandbox + "/files", self.remove_file, methods=["DELETE"]),
@@ -154,6 +157,20 @@ class SandboxApi:
         )
         first = await anext(aiter(events))  # raises ContextBusy before any byte is sent
         return StreamingResponse(_stream(sandbox, first, events), media_type=NDJSON)
+
+    async def variables(self, request: Request) -> Response:
+        """The context's user variables, read by a silent cell between cells (ContextBusy during one)."""
+        _, context = self._context(request)
+        return JSONResponse(await variables.list_variables(context))
+
+    async def preview_variable(self, request: Request) -> Response:
+        """A DataFrame's or Series' first ``rows`` rows as pandas' table schema JSON."""
+        _, context = self._context(request)
+        rows = request.query_params.get("rows", "20")
+        if not rows.isdigit():
+            raise InvalidRequest("rows must be a whole number")
+        table = await variables.preview(context, request.path_params["name"], int(rows))
+        return JSONResponse(table)
 
     async def write_file(self, request: Request) -> Response:
         sandbox = self._sandbox(request)

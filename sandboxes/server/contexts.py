@@ -27,6 +27,7 @@ class CodeContext:
         self.kernel = kernel or Kernel(spec, workdir)
         self._lock = asyncio.Lock()
         self._winding_down = False  # an abandoned cell is being interrupted
+        self._inspecting = False  # the variable inspector's cell runs: it ends soon on its own
         self.history = History()
 
     async def start(self) -> None:
@@ -38,7 +39,13 @@ class CodeContext:
         return self._lock.locked()
 
     def info(self) -> dict[str, object]:
-        return {"id": self.id, "language": "python", "cwd": "/home/user", "busy": self.busy}
+        return {
+            "id": self.id,
+            "language": "python",
+            "cwd": "/home/user",
+            "busy": self.busy,
+            "memory": self.kernel.memory(),
+        }
 
     async def run(
         self, code: str, *, timeout: float, stdout_limit: int, results_limit: int = 64 << 20
@@ -97,11 +104,37 @@ class CodeContext:
             raise KernelDied("the kernel died or hung while its state was saved or loaded") from None
         return tail.text()
 
+    async def inspect(self, code: str, timeout: float) -> str:
+        """sandboxd's own silent cell that only reads the state (the variable inspector): its
+        stdout. Between cells only: ContextBusy while one runs. A cell or snapshot asked for
+        meanwhile waits for it instead of being refused. One that outlives ``timeout`` is
+        interrupted (the kernel restarted only if it will not stop) and raises TimeoutError; a
+        kernel that died is restarted and raises KernelDied."""
+        await self._refuse_if_busy()
+        async with self._lock:
+            self._inspecting = True
+            tail = Tail(SILENT_OUTPUT_LIMIT)
+            try:
+                async for event in self.kernel.execute(code, timeout, silent=True):
+                    if event["type"] == "stdout":
+                        tail.add(event["text"])
+            except TimeoutError:
+                if not (await self.kernel.interrupt() and await self.kernel.wait_idle()):
+                    await self.restart()
+                raise
+            except KernelDied:
+                await self.restart()
+                raise
+            finally:
+                self._inspecting = False
+            return tail.text()
+
     async def _refuse_if_busy(self) -> None:
         """ContextBusy while another cell runs. A caller that just dropped its cell may send the
-        next one before we notice it left, so a busy context gets a moment to start winding down."""
+        next one before we notice it left, so a busy context gets a moment to start winding
+        down; one held by the inspector is waited for."""
         deadline = time.monotonic() + BUSY_GRACE_SECONDS
-        while self.busy and not self._winding_down:
+        while self.busy and not (self._winding_down or self._inspecting):
             if time.monotonic() > deadline:
                 raise ContextBusy("this code context is already running a cell")
             await asyncio.sleep(0.02)

@@ -12,6 +12,7 @@ import { StatusBar } from "./status.js";
 import { Transcript } from "./transcript.js";
 import { Turns } from "./turns.js";
 import { SessionUsage } from "./usage.js";
+import { VariablesPanel } from "./variables.js";
 
 const TURN_ENDS = new Set(["turn_done", "turn_cancelled", "turn_failed"]);
 
@@ -61,6 +62,7 @@ const header = el(
   el("h1", { class: "session-title", text: config.title }),
   usage.element,
 );
+let variables = null;
 if (owner) {
   const controls = new KernelControls({
     api,
@@ -69,18 +71,16 @@ if (owner) {
     onError: (message) => composer.showError(message),
   });
   header.append(controls.element);
-}
-if (files) {
-  const toggle = el("button", {
-    class: "files-toggle",
-    text: "Files",
-    attrs: { type: "button", "aria-expanded": "false" },
+  variables = new VariablesPanel({
+    api,
+    apiBase: config.apiBase,
+    artifactBase: config.artifactBase,
+    turns,
+    onState: (state) => controls.setKernel(state),
   });
-  toggle.addEventListener("click", () =>
-    toggle.setAttribute("aria-expanded", String(app.classList.toggle("files-open"))),
-  );
-  header.append(toggle);
+  header.append(drawerToggle("Variables", "variables-open", "variables-toggle"));
 }
+if (files) header.append(drawerToggle("Files", "files-open", "files-toggle"));
 app.replaceChildren(header);
 if (!owner) {
   app.append(
@@ -90,6 +90,7 @@ if (!owner) {
 const chat = el("div", { class: "chat-column" }, transcriptElement, dock);
 const body = el("div", { class: "app-body" }, chat);
 if (files) body.append(files.element);
+if (variables) body.append(variables.element);
 app.append(body);
 if (config.suggestion) composer?.suggest(config.suggestion); // in the page now: it can size itself
 app.classList.toggle("has-files", Boolean(files));
@@ -97,6 +98,7 @@ app.classList.toggle("has-files", Boolean(files));
 if (owner && files) files.acceptDrops(document);
 followBottom(chat);
 files?.refresh();
+variables?.refresh();
 new EventStream({
   api,
   eventsUrl: config.eventsUrl,
@@ -110,10 +112,25 @@ new EventStream({
     else if (event.type === "error" && event.payload?.code === "file_not_placed") files?.fileNotPlaced(event.payload);
     else if (TURN_ENDS.has(event.type)) {
       files?.refresh();
+      variables?.refresh();
       usage.add(event.turn, event.payload?.usage);
     }
   },
 }).start();
+
+/** A header button that opens and closes a drawer (the class it toggles on the app). */
+function drawerToggle(text, openClass, className) {
+  const toggle = el("button", {
+    class: className,
+    testid: className,
+    text,
+    attrs: { type: "button", "aria-expanded": "false" },
+  });
+  toggle.addEventListener("click", () =>
+    toggle.setAttribute("aria-expanded", String(app.classList.toggle(openClass))),
+  );
+  return toggle;
+}
 
 function parseList(json) {
   try {

@@ -34,10 +34,19 @@ def call(client, endpoint, session_id):
         return client.get(f"{base}/events")
     if endpoint == "event stream":
         return client.get(f"{base}/events", HTTP_ACCEPT="text/event-stream")
+    if endpoint == "variables":
+        return client.get(f"{base}/variables")
+    if endpoint == "table preview":
+        return client.get(f"{base}/variables/df")
+    if endpoint == "interrupt":
+        return client.post(f"{base}/kernel/interrupt")
     raise AssertionError(endpoint)
 
 
-@pytest.mark.parametrize("endpoint", ["messages", "cells", "cancel", "events", "event stream"])
+@pytest.mark.parametrize(
+    "endpoint",
+    ["messages", "cells", "cancel", "events", "event stream", "variables", "table preview", "interrupt"],
+)
 def test_a_stranger_gets_404_and_changes_nothing(stranger_api, session, queued_turn, endpoint):
     response = call(stranger_api, endpoint, session.id)
     assert response.status_code == 404
@@ -60,6 +69,8 @@ def test_a_stranger_cannot_upload_into_the_session(stranger_api, session, media)
 def test_the_owner_reaches_the_same_endpoints(api, session, media):
     assert call(api, "events", session.id).status_code == 200
     assert call(api, "cancel", session.id).status_code == 200
+    assert call(api, "variables", session.id).json()["status"] == "none"
+    assert call(api, "interrupt", session.id).json() == {"interrupted": False}
     assert upload(api, session, "data.csv", CSV).status_code == 202
 
 
