@@ -160,6 +160,39 @@ class SessionKernel:
                     with contextlib.suppress(FileNotFound):  # never in this snapshot
                         self._sandbox.files.remove(path)
 
+    def rewind(self, snapshot: KernelSnapshot | None, *, key: str) -> None:
+        """Put the kernel back in an earlier state: a sandbox restored from ``snapshot``, or a
+        fresh one with the uploads when None (no code had run then); the session's sandbox
+        until now is killed. ``key`` makes the fresh one's create idempotent. Raises SandboxError."""
+        old = self.session.sandbox_id
+        with replacing_sandbox(self.session.id):
+            if snapshot is None:
+                sandbox = Sandbox.create(
+                    ttl_seconds=settings.ANALYST_SANDBOX_TTL,
+                    metadata={"session": str(self.session.id)},
+                    idempotency_key=key,
+                )
+                self._adopt(sandbox)
+                self._put_files(self.session.files.all())
+                text = (
+                    "The kernel was put back as it was before this question: empty, as no code had"
+                    " run yet; uploaded files are there."
+                )
+                self.emit("notice", {"text": text, "code": "kernel_rewound"})
+            else:
+                when = timezone.localtime(snapshot.created_at).strftime("%Y-%m-%d %H:%M:%S")
+                text = (
+                    "The kernel was put back as it was before this question (its variables and"
+                    f" files as of {when})."
+                )
+                sandbox, payload = self._bring_back(snapshot, text)
+                self.emit("kernel_restored", {**payload, "code": "kernel_rewound"})
+        if old and old != sandbox.sandbox_id:
+            try:
+                self._discard(connections.sandbox(old))
+            except SandboxError:
+                connections.forget(old)  # gone already
+
     def run(self, code: str, **handlers: Any) -> Execution:
         """Run a cell, in a replaced sandbox if the session's one vanished since we connected.
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from analyst.models import AnalysisSession, Artifact, Event
+from analyst.models import AnalysisSession, Artifact, Event, Turn
 
 
 @dataclass
@@ -90,7 +90,11 @@ def read(session: AnalysisSession) -> list[Block]:
 
 
 def _events(session: AnalysisSession) -> Iterator[Event]:
-    return Event.objects.filter(session=session).order_by("seq").iterator(chunk_size=500)
+    """The log without the answers asked again (Regenerate): their cells were undone in the
+    kernel, so the export runs top to bottom as the session now reads."""
+    superseded = Turn.objects.filter(session=session, regenerations__isnull=False).values("id")
+    kept = Event.objects.filter(session=session).exclude(turn__in=superseded)
+    return kept.order_by("seq").iterator(chunk_size=500)
 
 
 def _add_stream(cell: Code, name: Literal["stdout", "stderr"], text: str) -> None:
