@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from analyst import forks, sessions, shares
+from analyst import branches, forks, sessions, shares
 from analyst.agent.providers import availability
 from analyst.models import AnalysisSession, ShareLink
 
@@ -69,6 +69,8 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
         "max-upload": str(settings.ANALYST_MAX_UPLOAD),
         # Why the session's model cannot answer here ("" when it can): Send is off, cells run.
         "model-unavailable": availability.check(session.model).reason,
+        # Branches made from this session's questions, each linked at its question.
+        "branches": json.dumps(branches.branches_of(session)),
     }
     context = {"session": session, "app": app, "share_links": shares.active(session), "shared": False}
     return render(request, "analyst/session.html", context)
