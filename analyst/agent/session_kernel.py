@@ -90,7 +90,7 @@ class SessionKernel:
         snapshot = kernel_snapshots.latest(self.session)
         if snapshot is not None:
             try:
-                return self._restore(snapshot)
+                return self._restore(snapshot, first_use=not why)
             except SandboxError as exc:
                 log.warning("session %s: restoring snapshot %s failed: %s", self.session.id, snapshot.id, exc)
                 why = f"The kernel's saved state could not be restored ({exc.message})"
@@ -101,11 +101,16 @@ class SessionKernel:
             )
         return self._create()
 
-    def _restore(self, snapshot: KernelSnapshot) -> Sandbox:
+    def _restore(self, snapshot: KernelSnapshot, *, first_use: bool = False) -> Sandbox:
+        """``first_use``: the session never had a sandbox, so the snapshot is the one it was
+        forked or branched with."""
         when = timezone.localtime(snapshot.created_at).strftime("%Y-%m-%d %H:%M:%S")
-        sandbox, payload = self._bring_back(
-            snapshot, f"The kernel had stopped; its variables and files as of {when} were restored."
+        text = (
+            f"The kernel's variables and files as of {when}, which this session was made with, were restored."
+            if first_use
+            else f"The kernel had stopped; its variables and files as of {when} were restored."
         )
+        sandbox, payload = self._bring_back(snapshot, text)
         self.emit("kernel_restored", payload)
         return sandbox
 
