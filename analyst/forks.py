@@ -72,10 +72,12 @@ def copy_log(
     source: AnalysisSession, fork: AnalysisSession, events: QuerySet, messages: QuerySet, artifacts: QuerySet
 ) -> None:
     """``events`` of ``source`` (their seqs kept), ``messages`` (the model's view of them) and the
-    ``artifacts`` they show, copied into ``fork``."""
+    ``artifacts`` they show, copied into ``fork``. The copies name no turn (turns stay with their
+    session), so an event of an answer asked again since says so itself: ``superseded``."""
     renamed = _copy_artifacts(artifacts, fork)
+    superseded = set(source.turns.filter(regenerations__isnull=False).values_list("id", flat=True))
     Event.objects.bulk_create(
-        Event(session=fork, seq=e.seq, type=e.type, payload=_renamed(e.payload, renamed))
+        Event(session=fork, seq=e.seq, type=e.type, payload=_copied(e, renamed, superseded))
         for e in events.order_by("seq")
     )
     Message.objects.bulk_create(
@@ -103,6 +105,11 @@ def _copy_artifacts(artifacts: QuerySet, fork: AnalysisSession) -> dict[str, str
         copy.save()
         renamed[str(artifact.id)] = str(copy.id)
     return renamed
+
+
+def _copied(event: Event, renamed: dict[str, str], superseded: set[int]) -> dict[str, object]:
+    payload = _renamed(event.payload, renamed)
+    return {**payload, "superseded": True} if event.turn_id in superseded else payload
 
 
 def _renamed(payload: dict[str, object], renamed: dict[str, str]) -> dict[str, object]:

@@ -12,6 +12,7 @@ kernel, and says so.
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
 from django.http import Http404
 
 from analyst import turns
@@ -40,7 +41,11 @@ def check_regenerable(session: AnalysisSession, turn: Turn) -> Turn:
 
 
 def do_regenerate(*, session: AnalysisSession, turn: Turn, user: AbstractBaseUser) -> Turn:
-    """Ask ``turn``'s question again, as a new turn (raises what turns.do_start_turn raises)."""
-    return turns.do_start_turn(
-        session=session, user=user, kind=Turn.Kind.CHAT, text=turn.input, regenerates=turn
-    )
+    """Ask ``turn``'s question again, as a new turn (raises what turns.do_start_turn raises, and
+    NotTheLastAnswer when another turn came first)."""
+    with transaction.atomic():
+        AnalysisSession.objects.select_for_update().filter(id=session.id).first()
+        check_regenerable(session, turn)  # again, under the lock: no turn slips in between
+        return turns.do_start_turn(
+            session=session, user=user, kind=Turn.Kind.CHAT, text=turn.input, regenerates=turn
+        )

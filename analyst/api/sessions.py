@@ -101,12 +101,11 @@ def regenerate(request: HttpRequest, session_id: str, turn_id: int) -> JsonRespo
     """The session's last question asked again; its earlier answer stays in the log, superseded."""
     session = sessions.get_owned(request.user, session_id)
     turn = regenerations.get_turn(session, turn_id)
-    try:
-        regenerations.check_regenerable(session, turn)
-    except regenerations.NotTheLastAnswer as exc:
-        raise ApiError(409, "not_the_last_answer", str(exc)) from None
     with _refusals():
-        started = regenerations.do_regenerate(session=session, turn=turn, user=request.user)
+        try:
+            started = regenerations.do_regenerate(session=session, turn=turn, user=request.user)
+        except regenerations.NotTheLastAnswer as exc:
+            raise ApiError(409, "not_the_last_answer", str(exc)) from None
     return _accepted(started)
 
 

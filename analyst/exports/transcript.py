@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from django.db.models import Q
+
 from analyst.models import AnalysisSession, Artifact, Event, Turn
 
 
@@ -91,9 +93,11 @@ def read(session: AnalysisSession) -> list[Block]:
 
 def _events(session: AnalysisSession) -> Iterator[Event]:
     """The log without the answers asked again (Regenerate): their cells were undone in the
-    kernel, so the export runs top to bottom as the session now reads."""
+    kernel, so the export runs top to bottom as the session now reads. A fork's copies of such
+    events name no turn, and say so themselves."""
     superseded = Turn.objects.filter(session=session, regenerations__isnull=False).values("id")
-    kept = Event.objects.filter(session=session).exclude(turn__in=superseded)
+    copied = Q(payload__has_key="superseded") & Q(payload__superseded=True)  # not NULL where absent
+    kept = Event.objects.filter(session=session).exclude(turn__in=superseded).exclude(copied)
     return kept.order_by("seq").iterator(chunk_size=500)
 
 

@@ -29,6 +29,7 @@ export class Transcript {
     this.turn = null; // the turn of the event being applied: its nodes are marked with it
     this.kinds = new Map(); // turn → "chat" | "cell" | "restart", from its first event
     this.regenerate = null; // the Regenerate button under the last answer, while it is the last turn
+    this.folding = null; // while a fork's copied answer asked again since arrives: its fold
     this.cells = new Map(); // tool_call_id → cell: where the model's tagged outputs go
     this.ownCell = null; // the user's own cell of this turn: where untagged outputs go
     this.running = null; // the cell whose code is running, until an event in ENDS_CELL
@@ -39,6 +40,7 @@ export class Transcript {
 
   apply({ type, turn, seq, payload = {} }) {
     this.turn = turn ?? null;
+    this.copiedSuperseded = Boolean(payload.superseded); // a fork's copy of an answer asked again since
     if (turn != null && !this.kinds.has(turn)) this.kinds.set(turn, kindOf(type, payload));
     if (this.regenerate && turn != null && String(turn) !== this.regenerate.dataset.turn) this.dropRegenerate();
     if (ENDS_CELL.has(type)) this.settle();
@@ -111,6 +113,13 @@ export class Transcript {
   add(node) {
     if (this.turn != null) node.dataset.turn = this.turn;
     this.root.append(node);
+    if (!this.copiedSuperseded) {
+      this.folding = null;
+    } else if (this.folding) {
+      this.folding.add(node);
+    } else {
+      this.folding = foldAway([node]);
+    }
   }
 
   /** A question: Edit (the owner's, on a question of this session's own turns) puts it back in
@@ -183,25 +192,10 @@ export class Transcript {
     if (this.regenerate) this.regenerate.hidden = !idle;
   }
 
-  /** The answer asked again: folded behind one line that shows it again, dimmed. */
+  /** The answer asked again: folded away (see foldAway). */
   supersede(turn) {
     const nodes = [...this.root.querySelectorAll(`[data-turn="${CSS.escape(String(turn))}"]`)];
-    if (!nodes.length) return;
-    for (const node of nodes) node.classList.add("superseded");
-    const toggle = el("button", { class: "link", testid: "superseded-toggle", text: "Show", attrs: { type: "button", "aria-expanded": "false" } });
-    const bar = el(
-      "div",
-      { class: "superseded-bar", testid: "superseded" },
-      "An earlier answer to this question, regenerated below. ",
-      toggle,
-    );
-    toggle.addEventListener("click", () => {
-      const open = bar.classList.toggle("open");
-      for (const node of nodes) node.classList.toggle("shown", open);
-      toggle.textContent = open ? "Hide" : "Show";
-      toggle.setAttribute("aria-expanded", String(open));
-    });
-    nodes[0].before(bar);
+    if (nodes.length) foldAway(nodes);
   }
 
   /** A cell of ``author`` ("user" or "assistant"), its event's ``seq``; ``via`` says who ran a
@@ -376,6 +370,41 @@ export class Transcript {
     this.ownCell = null;
     this.cells.clear();
   }
+}
+
+/** An answer asked again, ``nodes``: folded behind one line before them that shows them again,
+ * dimmed. ``add(node)`` folds one more into it (a fork's copy arrives one event at a time). */
+function foldAway(nodes) {
+  const toggle = el("button", {
+    class: "link",
+    testid: "superseded-toggle",
+    text: "Show",
+    attrs: { type: "button", "aria-expanded": "false" },
+  });
+  const bar = el(
+    "div",
+    { class: "superseded-bar", testid: "superseded" },
+    "An earlier answer to this question, regenerated below. ",
+    toggle,
+  );
+  const fold = (node) => {
+    node.classList.add("superseded");
+    node.classList.toggle("shown", bar.classList.contains("open"));
+  };
+  toggle.addEventListener("click", () => {
+    const open = bar.classList.toggle("open");
+    for (const node of nodes) node.classList.toggle("shown", open);
+    toggle.textContent = open ? "Hide" : "Show";
+    toggle.setAttribute("aria-expanded", String(open));
+  });
+  nodes.forEach(fold);
+  nodes[0].before(bar);
+  return {
+    add(node) {
+      nodes.push(node);
+      fold(node);
+    },
+  };
 }
 
 /** What a turn is, from its first event. */

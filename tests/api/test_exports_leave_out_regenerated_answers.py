@@ -1,9 +1,10 @@
 """An export reads the session as it now stands: an answer asked again (Regenerate) is left out,
-its cells with it (they were undone in the kernel), so the notebook runs top to bottom."""
+its cells with it (they were undone in the kernel), so the notebook runs top to bottom; in a fork
+of the session too, whose copied events mark it."""
 
 from __future__ import annotations
 
-from analyst import events
+from analyst import events, forks
 from analyst.exports import transcript
 from analyst.exports.transcript import Code, Prose
 from analyst.models import Turn
@@ -29,3 +30,10 @@ def test_the_superseded_answer_is_not_exported(session, alice):
         "The new answer.",
     ]
     assert isinstance(blocks[1], Code)
+
+    # A fork's copies name no turn: those of the old answer say they are superseded.
+    session.refresh_from_db()  # its next_seq
+    fork = forks.do_fork(source=session, owner=alice)
+    marked = [e.payload.get("superseded", False) for e in fork.events.order_by("seq")]
+    assert marked == [True, True, True, False, False, False, False, False]
+    assert transcript.read(fork) == blocks
