@@ -11,7 +11,6 @@ only when asked to start from an empty kernel: nothing is replayed. One's own se
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Q
@@ -32,8 +31,8 @@ EMPTY_KERNEL = (
     " before that question was no longer kept, so earlier variables are gone; the files are here."
 )
 STATE_LOST = (
-    "The kernel's state from before this question is no longer kept (a session keeps it for its last"
-    " {kept} turns that ran code), so a branch here would start from an empty kernel, with the files."
+    "The kernel's state from before this question is no longer kept (a session keeps it for its"
+    " {kept} that ran code), so a branch here would start from an empty kernel, with the files."
     ' Branch anyway with "empty_kernel": true.'
 )
 
@@ -66,7 +65,7 @@ def do_branch(
     ``empty_kernel``), and what turns.do_start_turn raises (then no branch is made)."""
     state = kernel_snapshots.before(source, turn)
     if state.lost and not empty_kernel:
-        raise StateLost(STATE_LOST.format(kept=settings.ANALYST_SNAPSHOTS_KEPT))
+        raise StateLost(STATE_LOST.format(kept=kernel_snapshots.kept_turns()))
     with transaction.atomic():
         branch = AnalysisSession.objects.create(
             owner=owner,

@@ -59,6 +59,12 @@ def before(session: AnalysisSession, turn: Turn) -> StateBefore:
     return StateBefore(None, lost=forked_with_state)
 
 
+def kept_turns() -> str:
+    """How far back states are kept, in words: "last 10 turns" (or "last turn")."""
+    kept = settings.ANALYST_SNAPSHOTS_KEPT
+    return "last turn" if kept == 1 else f"last {kept} turns"
+
+
 def take(session: AnalysisSession, sandbox: Sandbox, turn: Turn | None) -> KernelSnapshot:
     """Snapshot the session's sandbox and keep only the newest few. Raises SandboxError."""
     info = sandbox.snapshot()

@@ -35,7 +35,7 @@ from sandboxes import Execution, Result
 
 STATE_LOST = (
     "The kernel's state from before this question is no longer kept (a session keeps it for its"
-    " last {kept} turns that ran code), so this answer runs in the current kernel, which still"
+    " {kept} that ran code), so this answer runs in the current kernel, which still"
     " holds what the earlier answer's cells did."
 )
 # How often a turn waiting for its model checks whether it was asked to stop (seconds).
@@ -111,8 +111,8 @@ class TurnRunner:
             return  # nothing ran: the kernel is as it was
         state = kernel_snapshots.before(self.session, old)
         if state.lost:
-            kept = settings.ANALYST_SNAPSHOTS_KEPT
-            self.emit("notice", {"text": STATE_LOST.format(kept=kept), "code": "state_lost"})
+            text = STATE_LOST.format(kept=kernel_snapshots.kept_turns())
+            self.emit("notice", {"text": text, "code": "state_lost"})
             return
         self.kernel.rewind(state.snapshot, key=f"{self.session.id}:{self.turn.id}")
         for snapshot in self.session.snapshots.filter(turn=old):  # undone: never restored again

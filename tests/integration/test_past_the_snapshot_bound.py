@@ -33,7 +33,7 @@ def test_past_the_bound_a_branch_needs_an_empty_kernel(stack, api, session, extr
     refused = api.post(url, {"content": "Set w"}, "application/json")
     assert refused.status_code == 409, refused.content
     assert refused.json()["error"]["code"] == "kernel_state_lost"
-    assert "last 1 turns that ran code" in refused.json()["error"]["message"]
+    assert "its last turn that ran code" in refused.json()["error"]["message"]
     assert AnalysisSession.objects.count() == 1
 
     stack.script(
@@ -60,5 +60,5 @@ def test_past_the_bound_regenerate_runs_in_the_current_kernel(stack, api, sessio
     log = finished(session, 4)
     notices = [e["payload"] for e in log if e["type"] == "notice"]
     assert [n["code"] for n in notices] == ["state_lost"]
-    assert "last 1 turns" in notices[0]["text"]
+    assert "its last turn that ran code" in notices[0]["text"]
     assert [e["payload"]["text"] for e in log if e["type"] == "stdout"] == ["3\n"]
