@@ -12,6 +12,7 @@ import json
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.base import ContentFile, File
 from django.db import transaction
+from django.db.models import QuerySet
 
 from analyst import events, kernel_snapshots
 from analyst.models import AnalysisSession, Artifact, DataFile, Event, KernelSnapshot, Message
@@ -47,16 +48,9 @@ def do_fork(
         fork = AnalysisSession.objects.create(
             owner=owner, title=f"{source.title} (fork)"[:200], model=source.model, next_seq=source.next_seq
         )
-        renamed = _copy_artifacts(source, fork)
-        Event.objects.bulk_create(
-            Event(session=fork, seq=e.seq, type=e.type, payload=_renamed(e.payload, renamed))
-            for e in source.events.order_by("seq")
-        )
-        Message.objects.bulk_create(
-            Message(session=fork, role=m.role, parts=m.parts) for m in source.messages.order_by("id")
-        )
+        copy_log(source, fork, source.events.all(), source.messages.all(), source.artifacts.all())
         if files:
-            _copy_files(source, fork)
+            copy_files(source, fork)
         snapshot = kernel_snapshots.latest(source) if kernel_state else None
         if not files:
             text = TRANSCRIPT_ONLY.format(title=source.title)
@@ -65,11 +59,7 @@ def do_fork(
         elif snapshot is None:
             text = FRESH_KERNEL.format(title=source.title)
         else:
-            copy = KernelSnapshot.objects.create(
-                session=fork, snapshot_id=snapshot.snapshot_id, size=snapshot.size, unsaved=snapshot.unsaved
-            )
-            # Its time, not now: a restore re-sends the uploads made after the snapshot was taken.
-            KernelSnapshot.objects.filter(id=copy.id).update(created_at=snapshot.created_at)
+            copy_snapshot(snapshot, fork)
             text = WITH_STATE.format(title=source.title, when=snapshot.created_at.strftime("%Y-%m-%d %H:%M"))
         payload = {"text": text, "from": str(source.id), "kernel_state": snapshot is not None, "files": files}
         events.append(fork.id, "forked", payload)
@@ -78,16 +68,48 @@ def do_fork(
     return fork
 
 
-def _copy_artifacts(source: AnalysisSession, fork: AnalysisSession) -> dict[str, str]:
+def copy_log(
+    source: AnalysisSession, fork: AnalysisSession, events: QuerySet, messages: QuerySet, artifacts: QuerySet
+) -> None:
+    """``events`` of ``source`` (their seqs kept), ``messages`` (the model's view of them) and the
+    ``artifacts`` they show, copied into ``fork``. The copies name no turn (turns stay with their
+    session), so an event of an answer asked again since says so itself: ``superseded``."""
+    renamed = _copy_artifacts(artifacts, fork)
+    superseded = set(source.turns.filter(regenerations__isnull=False).values_list("id", flat=True))
+    Event.objects.bulk_create(
+        Event(session=fork, seq=e.seq, type=e.type, payload=_copied(e, renamed, superseded))
+        for e in events.order_by("seq")
+    )
+    Message.objects.bulk_create(
+        Message(session=fork, role=m.role, parts=m.parts) for m in messages.order_by("id")
+    )
+
+
+def copy_snapshot(snapshot: KernelSnapshot, fork: AnalysisSession) -> KernelSnapshot:
+    """A row of ``fork``'s own naming the same sandboxd snapshot (kept until no row names it)."""
+    copy = KernelSnapshot.objects.create(
+        session=fork, snapshot_id=snapshot.snapshot_id, size=snapshot.size, unsaved=snapshot.unsaved
+    )
+    # Its time, not now: a restore re-sends the uploads made after the snapshot was taken.
+    KernelSnapshot.objects.filter(id=copy.id).update(created_at=snapshot.created_at)
+    return copy
+
+
+def _copy_artifacts(artifacts: QuerySet, fork: AnalysisSession) -> dict[str, str]:
     """Copy each artifact into the fork (its own, so access checks stay per session); old id → new."""
     renamed = {}
-    for artifact in source.artifacts.all():
+    for artifact in artifacts:
         copy = Artifact(session=fork, mime_type=artifact.mime_type, size=artifact.size)
         with artifact.file.open("rb") as content:
             copy.file.save(artifact.file.name.rsplit("/", 1)[-1], ContentFile(content.read()), save=False)
         copy.save()
         renamed[str(artifact.id)] = str(copy.id)
     return renamed
+
+
+def _copied(event: Event, renamed: dict[str, str], superseded: set[int]) -> dict[str, object]:
+    payload = _renamed(event.payload, renamed)
+    return {**payload, "superseded": True} if event.turn_id in superseded else payload
 
 
 def _renamed(payload: dict[str, object], renamed: dict[str, str]) -> dict[str, object]:
@@ -100,7 +122,7 @@ def _renamed(payload: dict[str, object], renamed: dict[str, str]) -> dict[str, o
     return {**payload, "artifacts": json.loads(text)}
 
 
-def _copy_files(source: AnalysisSession, fork: AnalysisSession) -> None:
+def copy_files(source: AnalysisSession, fork: AnalysisSession) -> None:
     for data_file in source.files.all():
         copy = DataFile(
             session=fork,

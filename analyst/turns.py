@@ -49,14 +49,16 @@ def do_start_turn(
     text: str,
     via: dict[str, str] | None = None,
     edited_from: int | None = None,
+    regenerates: Turn | None = None,
 ) -> Turn:
     """Store the request and its first event, and enqueue the turn once that is committed.
 
     ``via`` says where a request came from other than the page (``{"via": "mcp", "client": name}``);
     its first event carries it. ``edited_from`` (a cell) is the seq of the cell it is an edited
-    copy of (check_edit_source); the original stays where it is in the history. The returned
-    turn's ``enqueued`` says whether the broker took it; when it did not, the turn is stored all
-    the same and the reconciler sends it once the broker is back.
+    copy of (check_edit_source); the original stays where it is in the history. ``regenerates``
+    (a question) is the turn it asks again (analyst.regenerations); its user_message names it.
+    The returned turn's ``enqueued`` says whether the broker took it; when it did not, the turn
+    is stored all the same and the reconciler sends it once the broker is back.
     """
     limit = settings.ANALYST_MAX_INPUT
     if len(text) > limit:
@@ -67,13 +69,16 @@ def do_start_turn(
         check_can_start(session)
         if kind == Turn.Kind.CHAT:
             usage.check_budget(user)  # a code cell costs no tokens: it always runs
-        turn = Turn.objects.create(session=session, requested_by=user, kind=kind, input=text)
+        turn = Turn.objects.create(
+            session=session, requested_by=user, kind=kind, input=text, regenerates=regenerates
+        )
         turn.enqueued = None
         # Before the broadcast: sooner to work. A turn queued behind a saving one is only claimed
         # once that one ends, and that end enqueues it again (see claim and dispatch_next).
         transaction.on_commit(lambda: setattr(turn, "enqueued", turn_queue.enqueue(turn.id)))
         if kind == Turn.Kind.CHAT:
-            events.append(session.id, "user_message", {"text": text, **(via or {})}, turn=turn)
+            again = {} if regenerates is None else {"regenerates": regenerates.id}
+            events.append(session.id, "user_message", {"text": text, **(via or {}), **again}, turn=turn)
         elif kind == Turn.Kind.RESTART:
             events.append(
                 session.id, "notice", {"text": "Restarting the kernel…", "code": "restarting"}, turn=turn

@@ -237,9 +237,12 @@ ANALYST_MODEL_OUTPUT_LIMIT = envint("ANALYST_MODEL_OUTPUT_LIMIT", 8000)
 ANALYST_HISTORY_LIMIT = envint("ANALYST_HISTORY_LIMIT", 60)
 ANALYST_SANDBOX_TTL = envint("ANALYST_SANDBOX_TTL", 3600)
 # After each turn that ran code, snapshot the kernel so an expired sandbox (or a restarted
-# sandboxd) comes back with its variables; keep this many per session.
+# sandboxd) comes back with its variables; keep this many per session, the newest: one per turn
+# that ran code, which Regenerate and a branch (an edited question) restore the state before.
+# A question older than the last ANALYST_SNAPSHOTS_KEPT such turns branches only into an empty
+# kernel (with the files), and is asked again in the current kernel.
 ANALYST_SNAPSHOT_AFTER_TURN = envbool("ANALYST_SNAPSHOT_AFTER_TURN", True)
-ANALYST_SNAPSHOTS_KEPT = envint("ANALYST_SNAPSHOTS_KEPT", 3)
+ANALYST_SNAPSHOTS_KEPT = envint("ANALYST_SNAPSHOTS_KEPT", 10)
 ANALYST_MAX_UPLOAD = envbytes("ANALYST_MAX_UPLOAD", 1 << 30)
 # MCP (/mcp and `manage.py mcp`): a file uploaded as base64 in a tool call may be this big (larger
 # ones go through the page or POST /api/sessions/<id>/files); read_file returns at most

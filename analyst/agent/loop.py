@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 
-from analyst import events, metrics, placements, usage
+from analyst import events, kernel_snapshots, metrics, placements, usage
 from analyst.agent import connections, history
 from analyst.agent.lease import Lease
 from analyst.agent.prompt import system_prompt
@@ -30,9 +30,14 @@ from analyst.agent.session_kernel import SessionKernel
 from analyst.agent.tools import RUN_PYTHON, execution_text, tool_result
 from analyst.agent.watched_stream import watched
 from analyst.artifacts import store_bundle
-from analyst.models import Turn
+from analyst.models import Message, Turn
 from sandboxes import Execution, Result
 
+STATE_LOST = (
+    "The kernel's state from before this question is no longer kept (a session keeps it for its"
+    " {kept} that ran code), so this answer runs in the current kernel, which still"
+    " holds what the earlier answer's cells did."
+)
 # How often a turn waiting for its model checks whether it was asked to stop (seconds).
 CANCEL_POLL = 0.5
 
@@ -89,10 +94,29 @@ class TurnRunner:
 
     def run_chat(self) -> None:
         provider, model = self.providers(self.session.model)
+        if self.turn.regenerates is not None:
+            self.undo_earlier_answer(self.turn.regenerates)
         history.save(self.session, self.turn, "user", [TextPart(self.turn.input)])
         messages = history.load(self.session, self.turn)  # once: this turn's messages are added as made
         with provider:
             self.converse(provider, model, messages)
+
+    def undo_earlier_answer(self, old: Turn) -> None:
+        """Regenerate (analyst.regenerations): the earlier answer out of the model's history, and
+        the kernel back as it was before the question when that answer ran code, from the
+        snapshot taken after the turn before (or an empty kernel when no code had run before).
+        When that snapshot is no longer kept, the new answer runs in the current kernel."""
+        Message.objects.filter(turn=old).delete()
+        if not old.events.filter(type__in=["tool_call", "cell"]).exists():
+            return  # nothing ran: the kernel is as it was
+        state = kernel_snapshots.before(self.session, old)
+        if state.lost:
+            text = STATE_LOST.format(kept=kernel_snapshots.kept_turns())
+            self.emit("notice", {"text": text, "code": "state_lost"})
+            return
+        self.kernel.rewind(state.snapshot, key=f"{self.session.id}:{self.turn.id}")
+        for snapshot in self.session.snapshots.filter(turn=old):  # undone: never restored again
+            kernel_snapshots.forget(snapshot)
 
     def converse(self, provider: Provider, model: str, messages: list[ChatMessage]) -> None:
         for round in range(settings.ANALYST_MAX_TOOL_ROUNDS):

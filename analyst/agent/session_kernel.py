@@ -90,7 +90,7 @@ class SessionKernel:
         snapshot = kernel_snapshots.latest(self.session)
         if snapshot is not None:
             try:
-                return self._restore(snapshot)
+                return self._restore(snapshot, first_use=not why)
             except SandboxError as exc:
                 log.warning("session %s: restoring snapshot %s failed: %s", self.session.id, snapshot.id, exc)
                 why = f"The kernel's saved state could not be restored ({exc.message})"
@@ -101,11 +101,16 @@ class SessionKernel:
             )
         return self._create()
 
-    def _restore(self, snapshot: KernelSnapshot) -> Sandbox:
+    def _restore(self, snapshot: KernelSnapshot, *, first_use: bool = False) -> Sandbox:
+        """``first_use``: the session never had a sandbox, so the snapshot is the one it was
+        forked or branched with."""
         when = timezone.localtime(snapshot.created_at).strftime("%Y-%m-%d %H:%M:%S")
-        sandbox, payload = self._bring_back(
-            snapshot, f"The kernel had stopped; its variables and files as of {when} were restored."
+        text = (
+            f"The kernel's variables and files as of {when}, which this session was made with, were restored."
+            if first_use
+            else f"The kernel had stopped; its variables and files as of {when} were restored."
         )
+        sandbox, payload = self._bring_back(snapshot, text)
         self.emit("kernel_restored", payload)
         return sandbox
 
@@ -159,6 +164,39 @@ class SessionKernel:
                 if path not in present:
                     with contextlib.suppress(FileNotFound):  # never in this snapshot
                         self._sandbox.files.remove(path)
+
+    def rewind(self, snapshot: KernelSnapshot | None, *, key: str) -> None:
+        """Put the kernel back in an earlier state: a sandbox restored from ``snapshot``, or a
+        fresh one with the uploads when None (no code had run then); the session's sandbox
+        until now is killed. ``key`` makes the fresh one's create idempotent. Raises SandboxError."""
+        old = self.session.sandbox_id
+        with replacing_sandbox(self.session.id):
+            if snapshot is None:
+                sandbox = Sandbox.create(
+                    ttl_seconds=settings.ANALYST_SANDBOX_TTL,
+                    metadata={"session": str(self.session.id)},
+                    idempotency_key=key,
+                )
+                self._adopt(sandbox)
+                self._put_files(self.session.files.all())
+                text = (
+                    "The kernel was put back as it was before this question: empty, as no code had"
+                    " run yet; uploaded files are there."
+                )
+                self.emit("notice", {"text": text, "code": "kernel_rewound"})
+            else:
+                when = timezone.localtime(snapshot.created_at).strftime("%Y-%m-%d %H:%M:%S")
+                text = (
+                    "The kernel was put back as it was before this question (its variables and"
+                    f" files as of {when})."
+                )
+                sandbox, payload = self._bring_back(snapshot, text)
+                self.emit("kernel_restored", {**payload, "code": "kernel_rewound"})
+        if old and old != sandbox.sandbox_id:
+            try:
+                self._discard(connections.sandbox(old))
+            except SandboxError:
+                connections.forget(old)  # gone already
 
     def run(self, code: str, **handlers: Any) -> Execution:
         """Run a cell, in a replaced sandbox if the session's one vanished since we connected.

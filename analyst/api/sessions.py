@@ -1,11 +1,14 @@
-"""Session endpoints: create and list sessions, ask, run a cell, cancel, fork."""
+"""Session endpoints: create and list sessions, ask, run a cell, cancel, fork, regenerate, branch."""
 
 from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
 
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from analyst import forks, sessions, turns, usage
+from analyst import branches, forks, regenerations, sessions, turns, usage
 from analyst.agent.providers import availability
 from analyst.agent.providers.router import missing_key
 from analyst.api.auth import ApiError, api_view, error_response, json_body
@@ -51,6 +54,8 @@ def session_detail(request: HttpRequest, session_id: str) -> JsonResponse:
             "model_key_missing": missing_key(session.model) is not None,
             "model_unavailable": availability.check(session.model).reason or None,
             "usage": usage.session_usage(session),
+            "branched_from": _branched_from(session),
+            "branches": branches.branches_of(session),
             "budget": usage.budget_dict(request.user),
         }
     )
@@ -98,19 +103,76 @@ def interrupt_kernel(request: HttpRequest, session_id: str) -> JsonResponse:
     return JsonResponse({"interrupted": interrupted})
 
 
-def _started(
-    request: HttpRequest, session: AnalysisSession, kind: str, text: str, *, edited_from: int | None = None
-) -> JsonResponse:
+@api_view
+@require_POST
+def regenerate(request: HttpRequest, session_id: str, turn_id: int) -> JsonResponse:
+    """The session's last question asked again; its earlier answer stays in the log, superseded."""
+    session = sessions.get_owned(request.user, session_id)
+    turn = regenerations.get_turn(session, turn_id)
+    with _refusals():
+        try:
+            started = regenerations.do_regenerate(session=session, turn=turn, user=request.user)
+        except regenerations.NotTheLastAnswer as exc:
+            raise ApiError(409, "not_the_last_answer", str(exc)) from None
+    return _accepted(started)
+
+
+@api_view
+@require_POST
+def branch(request: HttpRequest, session_id: str, turn_id: int) -> JsonResponse:
+    """A past question edited: a new session from just before it, where the edited one is asked."""
+    session = sessions.get_owned(request.user, session_id)
+    turn = regenerations.get_turn(session, turn_id)
+    body = json_body(request)
+    text = body.get("content")
+    if not isinstance(text, str) or not text.strip():
+        raise ApiError(400, "invalid_request", "'content' must be a non-empty string")
+    empty_kernel = body.get("empty_kernel", False)
+    if not isinstance(empty_kernel, bool):
+        raise ApiError(400, "invalid_request", "'empty_kernel' must be true or false")
+    with _refusals():
+        try:
+            question = branches.check_branch_point(session, turn)
+        except ValueError as exc:
+            raise ApiError(400, "invalid_request", str(exc)) from None
+        try:
+            made, asked = branches.do_branch(
+                source=session,
+                turn=turn,
+                question=question,
+                owner=request.user,
+                text=text,
+                empty_kernel=empty_kernel,
+            )
+        except branches.StateLost as exc:
+            raise ApiError(409, "kernel_state_lost", str(exc)) from None
+    return JsonResponse({**sessions.as_dict(made), "turn": asked.id, "status": asked.status}, status=201)
+
+
+@contextlib.contextmanager
+def _refusals() -> Iterator[None]:
+    """Why a turn cannot start, as the API says it."""
     try:
-        turn = turns.do_start_turn(
-            session=session, user=request.user, kind=kind, text=text, edited_from=edited_from
-        )
+        yield
     except turns.TurnRefused as exc:
         raise ApiError(409, "turn_running", str(exc)) from None
     except turns.InputTooLong as exc:
         raise ApiError(413, "input_too_long", str(exc)) from None
     except usage.TokenBudgetExhausted as exc:
         raise ApiError(429, "token_budget_exhausted", str(exc)) from None
+
+
+def _started(
+    request: HttpRequest, session: AnalysisSession, kind: str, text: str, *, edited_from: int | None = None
+) -> JsonResponse:
+    with _refusals():
+        turn = turns.do_start_turn(
+            session=session, user=request.user, kind=kind, text=text, edited_from=edited_from
+        )
+    return _accepted(turn)
+
+
+def _accepted(turn: Turn) -> JsonResponse:
     if turn.enqueued is False:
         # Stored, not lost: the reconciler sends it once the broker answers again.
         message = (
@@ -134,3 +196,9 @@ def fork(request: HttpRequest, session_id: str) -> JsonResponse:
     """A copy of the session in the requester's account, kernel state included when saved."""
     forked = forks.do_fork(source=sessions.get_owned(request.user, session_id), owner=request.user)
     return JsonResponse(sessions.as_dict(forked), status=201)
+
+
+def _branched_from(session: AnalysisSession) -> dict[str, object] | None:
+    if session.branched_from_id is None:
+        return None
+    return {"id": str(session.branched_from_id), "at": session.branched_at}

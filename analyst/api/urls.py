@@ -15,6 +15,8 @@ urlpatterns = [
     path("sessions/<uuid:session_id>/variables", variables.variables_listing),
     path("sessions/<uuid:session_id>/variables/<str:name>", variables.variable_preview),
     path("sessions/<uuid:session_id>/fork", sessions.fork),
+    path("sessions/<uuid:session_id>/turns/<int:turn_id>/regenerate", sessions.regenerate),
+    path("sessions/<uuid:session_id>/turns/<int:turn_id>/branch", sessions.branch),
     path("sessions/<uuid:session_id>/export", exports.export),
     path("sessions/<uuid:session_id>/files", files.files),
     path("sessions/<uuid:session_id>/files/download", files.download),

@@ -9,7 +9,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from analyst.models import AnalysisSession, Artifact, Event
+from django.db.models import Q
+
+from analyst.models import AnalysisSession, Artifact, Event, Turn
 
 
 @dataclass
@@ -90,7 +92,13 @@ def read(session: AnalysisSession) -> list[Block]:
 
 
 def _events(session: AnalysisSession) -> Iterator[Event]:
-    return Event.objects.filter(session=session).order_by("seq").iterator(chunk_size=500)
+    """The log without the answers asked again (Regenerate): their cells were undone in the
+    kernel, so the export runs top to bottom as the session now reads. A fork's copies of such
+    events name no turn, and say so themselves."""
+    superseded = Turn.objects.filter(session=session, regenerations__isnull=False).values("id")
+    copied = Q(payload__has_key="superseded") & Q(payload__superseded=True)  # not NULL where absent
+    kept = Event.objects.filter(session=session).exclude(turn__in=superseded).exclude(copied)
+    return kept.order_by("seq").iterator(chunk_size=500)
 
 
 def _add_stream(cell: Code, name: Literal["stdout", "stderr"], text: str) -> None:

@@ -16,6 +16,12 @@ class AnalysisSession(models.Model):
     sandbox_id = models.CharField(max_length=64, blank=True, default="")
     # The seq the next event gets; bumped in the same transaction that stores the event.
     next_seq = models.PositiveBigIntegerField(default=1)
+    # A branch: the session it was made from (an edited question), and the seq of that question's
+    # user_message there; the original lists its branches at that question.
+    branched_from = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="branches"
+    )
+    branched_at = models.PositiveBigIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -72,6 +78,11 @@ class Turn(models.Model):
     # A running turn's worker renews this; a turn whose lease lapsed lost its worker.
     lease_expires_at = models.DateTimeField(null=True)
     error = models.TextField(blank=True, default="")
+    # A question asked again (Regenerate): the turn whose answer this one replaces. That turn's
+    # events stay in the log; its messages leave the model's history when this one runs.
+    regenerates = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="regenerations"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     # When the broker last took this turn's task; None until it did (the broker was down). The
     # row is the truth: the reconciler enqueues again a queued turn whose message got lost.

@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from analyst import forks, samples, sessions, shares
+from analyst import branches, forks, samples, sessions, shares
 from analyst.agent.providers import availability
 from analyst.artifacts import StorageFull
 from analyst.models import AnalysisSession, ShareLink
@@ -98,6 +98,8 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
         "max-upload": str(settings.ANALYST_MAX_UPLOAD),
         # Why the session's model cannot answer here ("" when it can): Send is off, cells run.
         "model-unavailable": availability.check(session.model).reason,
+        # Branches made from this session's questions, each linked at its question.
+        "branches": json.dumps(branches.branches_of(session)),
     }
     sample = samples.get(request.GET.get("try"))
     if sample is not None and not session.turns.exists():

@@ -52,13 +52,28 @@ export class Composer {
     this.waiting = el("p", { class: "composer-waiting", testid: "composer-waiting", attrs: { role: "status" } });
     this.waiting.hidden = true;
     // Editing a past cell: its seq, sent as edited_from; the note says so, with a way out.
+    // Editing a past question: its turn, which the edited one branches from (a new session).
     this.editing = null;
+    this.editingQuestion = null;
     const stopEditing = el("button", { class: "link", text: "Cancel", attrs: { type: "button" } });
     stopEditing.addEventListener("click", () => this.stopEditing(true));
+    this.editText = el("span", { class: "composer-editing-text" });
+    // A question whose kernel state is no longer kept: branching starts from an empty kernel, if asked to.
+    this.emptyKernel = el("button", {
+      class: "link",
+      testid: "branch-empty-kernel",
+      text: "Branch with an empty kernel",
+      attrs: { type: "button" },
+    });
+    this.emptyKernel.hidden = true;
+    this.emptyKernel.addEventListener("click", () => this.send({ emptyKernel: true }));
     this.editNote = el(
       "p",
       { class: "composer-editing", testid: "composer-editing" },
-      "Editing a cell: it runs as a new cell in the same kernel, and the original stays. ",
+      this.editText,
+      " ",
+      this.emptyKernel,
+      " ",
       stopEditing,
     );
     this.editNote.hidden = true;
@@ -88,7 +103,7 @@ export class Composer {
     this.input.addEventListener("keydown", (e) => this.onKey(e));
     this.input.addEventListener("input", () => this.fit());
     this.toggle.addEventListener("click", () => {
-      this.stopEditing(false);
+      this.stopEditing(this.editingQuestion != null);
       this.setMode(this.mode === "chat" ? "code" : "chat");
     });
     this.picker.addEventListener("change", () => this.changeModel());
@@ -127,9 +142,28 @@ export class Composer {
 
   /** A past cell's code, to edit and run again as a new cell (``seq``: the original's). */
   edit(code, seq) {
+    this.stopEditing(false);
     this.setMode("code");
     this.input.value = code;
     this.editing = seq;
+    this.showEditing("Editing a cell: it runs as a new cell in the same kernel, and the original stays.");
+  }
+
+  /** A past question, to edit and send into a branch: a new session from just before it. */
+  editQuestion(text, turn) {
+    this.stopEditing(false);
+    this.setMode("chat");
+    this.input.value = text;
+    this.editingQuestion = turn;
+    this.showEditing(
+      "Editing a question: sending it makes a branch, a new session from just before it, with the" +
+        " kernel's variables as they were then. This session stays as it is.",
+    );
+  }
+
+  showEditing(text) {
+    this.editText.textContent = text;
+    this.emptyKernel.hidden = true;
     this.editNote.hidden = false;
     this.fit();
     this.input.focus();
@@ -143,8 +177,9 @@ export class Composer {
   }
 
   stopEditing(clear) {
-    if (clear && this.editing != null) this.input.value = "";
+    if (clear && (this.editing != null || this.editingQuestion != null)) this.input.value = "";
     this.editing = null;
+    this.editingQuestion = null;
     this.editNote.hidden = true;
     this.fit();
   }
@@ -165,7 +200,7 @@ export class Composer {
     this.input.style.height = `${Math.min(this.input.scrollHeight + 2, innerHeight / 2)}px`;
   }
 
-  async send() {
+  async send({ emptyKernel = false } = {}) {
     const text = this.input.value;
     if (!text.trim() || this.sending || this.blocked) return;
     const code = this.mode === "code";
@@ -174,6 +209,7 @@ export class Composer {
     this.showError("");
     try {
       await this.waitForUploads();
+      if (!code && this.editingQuestion != null) return await this.branch(text, emptyKernel);
       const body = code ? { code: text, ...(this.editing != null && { edited_from: this.editing }) } : { content: text };
       const answer = await this.api.post(`${this.apiBase}/${code ? "cells" : "messages"}`, body);
       if (this.input.value === text) this.input.value = ""; // keep what was typed meanwhile
@@ -185,6 +221,20 @@ export class Composer {
     } finally {
       this.sending = false;
       this.showSendState();
+    }
+  }
+
+  /** The edited question into a branch; the page then goes there. A question whose kernel state
+   * is no longer kept is branched only once the user chooses an empty kernel. */
+  async branch(text, emptyKernel) {
+    const url = `${this.apiBase}/turns/${this.editingQuestion}/branch`;
+    try {
+      const made = await this.api.post(url, { content: text, ...(emptyKernel && { empty_kernel: true }) });
+      location.assign(`/sessions/${made.id}/`);
+    } catch (error) {
+      if (error.code !== "kernel_state_lost") throw error;
+      this.editText.textContent = error.message.replace(/ Branch anyway with .*$/, "");
+      this.emptyKernel.hidden = false;
     }
   }
 

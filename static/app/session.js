@@ -30,6 +30,9 @@ transcriptElement.dataset.empty = owner
 const transcript = new Transcript(transcriptElement, {
   artifactBase: config.artifactBase,
   onEdit: owner ? (code, seq) => composer.edit(code, seq) : null,
+  onEditQuestion: owner ? (text, turn) => composer.editQuestion(text, turn) : null,
+  onRegenerate: owner ? (turn) => regenerate(turn) : null,
+  branches: parseJson(config.branches, []),
 });
 
 const files = config.filesUrl
@@ -53,6 +56,19 @@ if (owner) {
     files,
   });
   dock.append(composer.element);
+  turns.addEventListener("change", () => transcript.setIdle(!turns.running));
+}
+
+/** Regenerate: the last question asked again (its earlier answer folds away when it starts). */
+async function regenerate(turn) {
+  transcript.setIdle(false);
+  try {
+    const answer = await api.post(`${config.apiBase}/turns/${turn}/regenerate`);
+    if (answer?.turn != null) turns.expect(answer.turn);
+  } catch (error) {
+    transcript.setIdle(!turns.running);
+    composer.showError(error.message); // a 409: a turn runs, or it is no longer the last answer
+  }
 }
 
 const usage = new SessionUsage();
@@ -133,11 +149,15 @@ function drawerToggle(text, openClass, className) {
 }
 
 function parseList(json) {
+  const list = parseJson(json, []);
+  return Array.isArray(list) ? list.map(String) : [];
+}
+
+function parseJson(json, otherwise) {
   try {
-    const list = JSON.parse(json || "[]");
-    return Array.isArray(list) ? list.map(String) : [];
+    return JSON.parse(json || "null") ?? otherwise;
   } catch {
-    return [];
+    return otherwise;
   }
 }
 

@@ -16,11 +16,20 @@ const ENDS_CELL = new Set([
 
 export class Transcript {
   /** ``onEdit(code, seq)``, where given (the owner's page), puts a cell's code back in the
-   * composer to be edited and run again as a new cell. */
-  constructor(root, { artifactBase, onEdit = null }) {
+   * composer to be edited and run again as a new cell; ``onEditQuestion(text, turn)`` a question,
+   * to be edited into a branch; ``onRegenerate(turn)`` asks the last question again.
+   * ``branches``: this session's branches ({id, title, at: the question's seq}), linked there. */
+  constructor(root, { artifactBase, onEdit = null, onEditQuestion = null, onRegenerate = null, branches = [] }) {
     this.root = root;
     this.artifactBase = artifactBase;
     this.onEdit = onEdit;
+    this.onEditQuestion = onEditQuestion;
+    this.onRegenerate = onRegenerate;
+    this.branches = branches;
+    this.turn = null; // the turn of the event being applied: its nodes are marked with it
+    this.kinds = new Map(); // turn → "chat" | "cell" | "restart", from its first event
+    this.regenerate = null; // the Regenerate button under the last answer, while it is the last turn
+    this.folding = null; // while a fork's copied answer asked again since arrives: its fold
     this.cells = new Map(); // tool_call_id → cell: where the model's tagged outputs go
     this.ownCell = null; // the user's own cell of this turn: where untagged outputs go
     this.running = null; // the cell whose code is running, until an event in ENDS_CELL
@@ -30,6 +39,10 @@ export class Transcript {
   }
 
   apply({ type, turn, seq, payload = {} }) {
+    this.turn = turn ?? null;
+    this.copiedSuperseded = Boolean(payload.superseded); // a fork's copy of an answer asked again since
+    if (turn != null && !this.kinds.has(turn)) this.kinds.set(turn, kindOf(type, payload));
+    if (this.regenerate && turn != null && String(turn) !== this.regenerate.dataset.turn) this.dropRegenerate();
     if (ENDS_CELL.has(type)) this.settle();
     if (this.waiting && type !== "files_waiting" && turn != null && turn === this.waiting.turn) {
       this.waiting.box.hidden = true; // the turn goes on: its files are read (or failed)
@@ -38,14 +51,8 @@ export class Transcript {
     switch (type) {
       case "user_message":
         this.stopStreaming();
-        return this.add(
-          el(
-            "div",
-            { class: "message user", testid: "user-message" },
-            el("div", { class: "bubble", text: payload.text ?? "" }),
-            ...(payload.via === "mcp" ? [el("div", { class: "via", testid: "via", text: viaMcp(payload, "asked") })] : []),
-          ),
-        );
+        if (payload.regenerates != null) this.supersede(payload.regenerates);
+        return this.add(this.question(payload, turn, seq));
       case "cell": {
         const via = payload.via === "mcp" ? viaMcp(payload, "run") : "";
         this.ownCell = this.addCell(payload.code ?? "", "user", { seq, via, editedFrom: payload.edited_from });
@@ -71,8 +78,9 @@ export class Transcript {
       case "kernel_restored": // the running cell waited for it: it reads before that cell
         return this.notice(payload.text ?? "", type, this.running);
       case "notice":
-      case "forked":
         return this.notice(payload.text ?? "", type);
+      case "forked":
+        return this.forked(payload);
       case "file_added":
         return this.fileAdded(payload);
       case "file_removed":
@@ -87,20 +95,107 @@ export class Transcript {
         return this.filesWaiting(turn, payload);
       case "turn_done":
         this.endTurn();
-        return this.usage(payload.usage);
+        this.usage(payload.usage);
+        return this.offerRegenerate(turn);
       case "turn_cancelled":
         this.endTurn();
         this.notice("Stopped.", type);
-        return this.usage(payload.usage);
+        this.usage(payload.usage);
+        return this.offerRegenerate(turn);
       case "turn_failed":
         this.endTurn();
         this.add(renderProblem(`The turn failed: ${payload.reason ?? "unknown reason"}`));
-        return this.usage(payload.usage);
+        this.usage(payload.usage);
+        return this.offerRegenerate(turn);
     }
   }
 
   add(node) {
+    if (this.turn != null) node.dataset.turn = this.turn;
     this.root.append(node);
+    if (!this.copiedSuperseded) {
+      this.folding = null;
+    } else if (this.folding) {
+      this.folding.add(node);
+    } else {
+      this.folding = foldAway([node]);
+    }
+  }
+
+  /** A question: Edit (the owner's, on a question of this session's own turns) puts it back in
+   * the composer to branch from; the branches made at it are linked below it. */
+  question(payload, turn, seq) {
+    const box = el(
+      "div",
+      { class: "message user", testid: "user-message" },
+      el("div", { class: "bubble", text: payload.text ?? "" }),
+    );
+    if (seq != null) box.id = `msg-${seq}`;
+    if (payload.via === "mcp") box.append(el("div", { class: "via", testid: "via", text: viaMcp(payload, "asked") }));
+    const actions = el("div", { class: "question-actions" });
+    if (payload.regenerates != null) {
+      actions.append(el("span", { class: "regenerated", testid: "regenerated", text: "asked again" }));
+    }
+    if (this.onEditQuestion && turn != null) {
+      const edit = el("button", { class: "cell-action", testid: "question-edit", text: "Edit", attrs: { type: "button" } });
+      edit.title = "Edit this question: it is asked in a new session, branched from just before it";
+      edit.addEventListener("click", () => this.onEditQuestion(payload.text ?? "", turn));
+      actions.append(edit);
+    }
+    if (actions.childElementCount) box.append(actions);
+    for (const branch of this.branches.filter((b) => b.at === seq)) {
+      const link = el("a", { class: "branch-link", testid: "branch-link", text: `branched: ${branch.title}` });
+      link.href = `/sessions/${branch.id}/`;
+      box.append(link);
+    }
+    return box;
+  }
+
+  /** A fork's or a branch's first line; a branch links back to the question it was made at
+   * (on the owner's page: a viewer of a shared branch may not see the original). */
+  forked(payload) {
+    const box = el("div", { class: "notice", testid: "notice", text: payload.text ?? "" });
+    box.dataset.type = "forked";
+    if (payload.branched_at != null && payload.from && this.onEditQuestion) {
+      const link = el("a", {
+        class: "branch-origin",
+        testid: "branch-origin",
+        text: `Back to “${payload.from_title ?? "the original"}” at that question`,
+      });
+      link.href = `/sessions/${payload.from}/#msg-${payload.branched_at}`;
+      box.append(" ", link);
+    }
+    this.add(box);
+  }
+
+  /** The last answer, a question's, gets a Regenerate button (the owner's page), until another
+   * turn's event arrives. */
+  offerRegenerate(turn) {
+    this.dropRegenerate();
+    if (!this.onRegenerate || turn == null || this.kinds.get(turn) !== "chat") return;
+    const button = el("button", { class: "cell-action regenerate", testid: "regenerate", text: "Regenerate", attrs: { type: "button" } });
+    button.title = "Ask this question again, in the kernel as it was before it";
+    button.dataset.turn = turn;
+    button.addEventListener("click", () => this.onRegenerate(turn));
+    this.regenerate = el("div", { class: "regenerate-bar" }, button);
+    this.regenerate.dataset.turn = turn;
+    this.root.append(this.regenerate);
+  }
+
+  dropRegenerate() {
+    this.regenerate?.remove();
+    this.regenerate = null;
+  }
+
+  /** Hidden while a turn runs (it would be refused). */
+  setIdle(idle) {
+    if (this.regenerate) this.regenerate.hidden = !idle;
+  }
+
+  /** The answer asked again: folded away (see foldAway). */
+  supersede(turn) {
+    const nodes = [...this.root.querySelectorAll(`[data-turn="${CSS.escape(String(turn))}"]`)];
+    if (nodes.length) foldAway(nodes);
   }
 
   /** A cell of ``author`` ("user" or "assistant"), its event's ``seq``; ``via`` says who ran a
@@ -220,6 +315,7 @@ export class Transcript {
   notice(text, type, before = null) {
     const box = el("div", { class: "notice", testid: "notice", text });
     box.dataset.type = type;
+    if (this.turn != null) box.dataset.turn = this.turn;
     if (before) before.before(box);
     else this.add(box);
   }
@@ -274,6 +370,49 @@ export class Transcript {
     this.ownCell = null;
     this.cells.clear();
   }
+}
+
+/** An answer asked again, ``nodes``: folded behind one line before them that shows them again,
+ * dimmed. ``add(node)`` folds one more into it (a fork's copy arrives one event at a time). */
+function foldAway(nodes) {
+  const toggle = el("button", {
+    class: "link",
+    testid: "superseded-toggle",
+    text: "Show",
+    attrs: { type: "button", "aria-expanded": "false" },
+  });
+  const bar = el(
+    "div",
+    { class: "superseded-bar", testid: "superseded" },
+    "An earlier answer to this question, regenerated below. ",
+    toggle,
+  );
+  const fold = (node) => {
+    node.classList.add("superseded");
+    node.classList.toggle("shown", bar.classList.contains("open"));
+  };
+  toggle.addEventListener("click", () => {
+    const open = bar.classList.toggle("open");
+    for (const node of nodes) node.classList.toggle("shown", open);
+    toggle.textContent = open ? "Hide" : "Show";
+    toggle.setAttribute("aria-expanded", String(open));
+  });
+  nodes.forEach(fold);
+  nodes[0].before(bar);
+  return {
+    add(node) {
+      nodes.push(node);
+      fold(node);
+    },
+  };
+}
+
+/** What a turn is, from its first event. */
+function kindOf(type, payload) {
+  if (type === "user_message") return "chat";
+  if (type === "notice" && payload.code === "restarting") return "restart";
+  if (type === "turn_started") return payload.kind ?? null;
+  return "cell";
 }
 
 /** A streamed message's text drawn, if a draw is pending. */
