@@ -12,7 +12,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from analyst import events, metrics, turn_queue, usage
+from analyst import events, metrics, turn_queue, usage, user_limits
 from analyst.agent.loop import TurnCancelled, TurnRunner
 from analyst.agent.providers import ProviderError
 from analyst.artifacts import StorageFull
@@ -67,6 +67,7 @@ def do_start_turn(
     with transaction.atomic():
         AnalysisSession.objects.select_for_update().filter(id=session.id).first()
         check_can_start(session)
+        user_limits.check_turn(user, kind=kind)
         if kind == Turn.Kind.CHAT:
             usage.check_budget(user)  # a code cell costs no tokens: it always runs
         turn = Turn.objects.create(

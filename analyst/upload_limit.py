@@ -20,6 +20,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.core.files.uploadhandler import FileUploadHandler
 
 from analyst.raw_asgi import header, respond
+from analyst.sizes import human_size
 
 # Multipart framing around an upload's file: its boundaries and part headers, and small fields
 # (as analyst/api/errors.py allows for a declared length).
@@ -109,7 +110,6 @@ class UploadLimitHandler(FileUploadHandler):
 
 
 def _message(*, multipart: bool) -> str:
-    from analyst.uploads import human_size
 
     if multipart:  # the limit a person chose (the framing's slack is ours to know)
         return f"the upload is larger than the limit of {human_size(settings.ANALYST_MAX_UPLOAD)}"

@@ -17,11 +17,12 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.http import Http404
 
-from analyst import events, placement_queue
+from analyst import events, placement_queue, user_limits
 from analyst.artifacts import save_whole
 from analyst.file_reading import is_packed
 from analyst.models import AnalysisSession, DataFile
 from analyst.session_files import live_sandbox
+from analyst.sizes import human_size
 from sandboxes import SandboxError
 
 TABLES = (".csv", ".tsv", ".txt", ".xlsx", ".xlsm", ".xls", ".parquet", ".json", ".jsonl", ".ndjson")
@@ -72,16 +73,10 @@ def accepted_kinds() -> str:
     return ", ".join(TABLES) + " (each also as .gz), .zip"
 
 
-def human_size(size: int) -> str:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= scale:
-            return f"{size / scale:.1f}".removesuffix(".0") + f" {unit}"
-    return f"{size} bytes"
-
-
 def do_upload(*, session: AnalysisSession, upload: UploadedFile) -> DataFile:
     """Keep our copy and enqueue its trip into the sandbox; a re-upload replaces the old file.
-    Raises UploadRefused, or StorageFull (then nothing is kept, and the old file stays). The
+    Raises UploadRefused, user_limits.LimitReached (past the owner's storage limit), or
+    StorageFull (then nothing is kept, and the old file stays). The
     returned file's ``enqueued`` is False when the broker did not take its placement: it is kept
     all the same, and the reconciler sends it once the broker is back."""
     name = check_upload(upload)
@@ -90,6 +85,7 @@ def do_upload(*, session: AnalysisSession, upload: UploadedFile) -> DataFile:
         for replaced in DataFile.objects.filter(session=session, path=path):
             transaction.on_commit(lambda stored=replaced.stored: stored.delete(save=False))
             replaced.delete()
+        user_limits.check_storage(session.owner, adding=upload.size, what=name)  # the replaced one freed
         data_file = DataFile(session=session, name=name, path=path, size=upload.size)
         stem, dot, extension = name.rpartition(".")
         unique = f"{stem}_{secrets.token_hex(4)}{dot}{extension}"  # see save_whole

@@ -310,6 +310,11 @@ for _route, _price in ANALYST_PRICES.items():
         raise RuntimeError(f'ANALYST_PRICES[{_route!r}] must be {{"input": <USD>, "output": <USD>}} or null')
 # Input plus output tokens a user's chat turns may use per UTC day; 0 means no budget.
 ANALYST_DAILY_TOKEN_BUDGET = envint("ANALYST_DAILY_TOKEN_BUDGET", 0)
+# Each user's share of the machine (0: no limit); an admin may set other figures for one user
+# (analyst.models.UserLimits, in the admin site).
+ANALYST_LIMIT_CONCURRENT_TURNS = envint("ANALYST_LIMIT_CONCURRENT_TURNS", 3)
+ANALYST_LIMIT_CELLS_PER_MINUTE = envint("ANALYST_LIMIT_CELLS_PER_MINUTE", 60)
+ANALYST_LIMIT_STORED_BYTES = envbytes("ANALYST_LIMIT_STORED_BYTES", 5 << 30)
 
 # Operations: /healthz and /metrics.
 # Workers refresh a heartbeat in Redis this often (seconds); /healthz fails after three missed.

@@ -17,6 +17,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from analyst.api.auth import error_response
+from analyst.sizes import human_size
 
 PREFIX = "/api/"
 # Multipart framing around an upload's file: its boundaries and part headers, and small fields.
@@ -83,7 +84,6 @@ def refuse_oversized(request: HttpRequest) -> JsonResponse | None:
 
 
 def too_large(limit: int | None) -> JsonResponse:
-    from analyst.uploads import human_size
 
     size = f" of {human_size(limit)}" if limit is not None else ""
     return error_response(413, "request_too_large", f"the request body is larger than the limit{size}")

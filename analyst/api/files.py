@@ -10,7 +10,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from analyst import file_reports, session_files, sessions, uploads
+from analyst import file_reports, session_files, sessions, uploads, user_limits
 from analyst.api.auth import ApiError, api_view, error_response
 from analyst.artifacts import StorageFull
 from analyst.models import AnalysisSession, DataFile
@@ -112,6 +112,8 @@ def upload(request: HttpRequest, session: AnalysisSession) -> JsonResponse:
     except uploads.UploadRefused as exc:
         raise ApiError(400, "upload_refused", str(exc)) from None
     except StorageFull as exc:
+        raise ApiError(507, exc.code, str(exc)) from None
+    except user_limits.LimitReached as exc:
         raise ApiError(507, exc.code, str(exc)) from None
     return placement_answer(data_file, file_reports.upload_entry(data_file))
 

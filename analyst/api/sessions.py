@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from analyst import branches, forks, regenerations, sessions, turns, usage
+from analyst import branches, forks, regenerations, sessions, turns, usage, user_limits
 from analyst.agent.providers import availability
 from analyst.agent.providers.router import missing_key
 from analyst.api.auth import ApiError, api_view, error_response, json_body
@@ -160,6 +160,8 @@ def _refusals() -> Iterator[None]:
         raise ApiError(413, "input_too_long", str(exc)) from None
     except usage.TokenBudgetExhausted as exc:
         raise ApiError(429, "token_budget_exhausted", str(exc)) from None
+    except user_limits.LimitReached as exc:
+        raise ApiError(429, exc.code, str(exc)) from None
 
 
 def _started(

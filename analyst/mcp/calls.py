@@ -16,9 +16,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.http import Http404
 
-from analyst import file_reports, session_files, sessions, turns, uploads, usage
+from analyst import file_reports, session_files, sessions, turns, uploads, usage, user_limits
 from analyst.artifacts import StorageFull
 from analyst.models import AnalysisSession, Artifact, DataFile, Event, Turn
+from analyst.sizes import human_size
+
+# Why a turn may not start now, each said to the MCP client as the page says it.
+TURN_REFUSED = (turns.TurnRefused, turns.InputTooLong, usage.TokenBudgetExhausted, user_limits.LimitReached)
 
 
 class Refused(Exception):
@@ -68,7 +72,7 @@ def start_turn(who: Who, session_id: str, kind: str, text: str) -> tuple[Turn, i
     via = {"via": "mcp", "client": who.client}
     try:
         turn = turns.do_start_turn(session=session, user=who.user, kind=kind, text=text, via=via)
-    except (turns.TurnRefused, turns.InputTooLong, usage.TokenBudgetExhausted) as exc:
+    except TURN_REFUSED as exc:
         raise Refused(str(exc)) from None
     first = Event.objects.filter(turn=turn).order_by("seq").values_list("seq", flat=True).first()
     return turn, (first or 1) - 1, session_entry(session, who.base_url)["url"]
@@ -87,7 +91,7 @@ def upload(who: Who, session_id: str, name: str, content_base64: str) -> int:
     limit = min(settings.ANALYST_MCP_MAX_UPLOAD, settings.ANALYST_MAX_UPLOAD)
     if len(content_base64) > (limit + 2) // 3 * 4 + 4:
         raise Refused(
-            f"the file is over {uploads.human_size(limit)}, the most an MCP upload takes; upload it"
+            f"the file is over {human_size(limit)}, the most an MCP upload takes; upload it"
             " on the session's page or with POST /api/sessions/<id>/files instead"
         )
     try:
@@ -96,7 +100,7 @@ def upload(who: Who, session_id: str, name: str, content_base64: str) -> int:
         raise Refused("content_base64 is not valid base64") from None
     try:
         data_file = uploads.do_upload(session=session, upload=SimpleUploadedFile(name, content))
-    except uploads.UploadRefused as exc:
+    except (uploads.UploadRefused, user_limits.LimitReached) as exc:
         raise Refused(str(exc)) from None
     except StorageFull as exc:
         raise Refused(str(exc)) from None

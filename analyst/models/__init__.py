@@ -4,6 +4,7 @@ from analyst.models.artifacts import Artifact
 from analyst.models.events import Event
 from analyst.models.files import DataFile
 from analyst.models.invites import Invite
+from analyst.models.limits import UserLimits
 from analyst.models.sessions import AnalysisSession, Message, Turn
 from analyst.models.shares import ShareLink
 from analyst.models.snapshots import KernelSnapshot
@@ -22,4 +23,5 @@ __all__ = [
     "ModelCall",
     "ShareLink",
     "Turn",
+    "UserLimits",
 ]

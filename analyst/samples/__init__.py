@@ -47,7 +47,7 @@ def get(key: object) -> Sample | None:
 def do_start_sample(*, owner: AbstractBaseUser, sample: Sample, model: str | None) -> AnalysisSession:
     """A new session of ``owner`` holding the sample's file, uploaded as the user's own files are
     (so it is placed in the sandbox and described to the model the same way). Raises
-    StorageFull, and then no session is left behind either."""
+    StorageFull or user_limits.LimitReached, and then no session is left behind either."""
     with transaction.atomic():
         return _start(owner=owner, sample=sample, model=model)
 

@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from analyst import branches, forks, samples, sessions, shares
+from analyst import branches, forks, samples, sessions, shares, user_limits
 from analyst.agent.providers import availability
 from analyst.artifacts import StorageFull
 from analyst.models import AnalysisSession, ShareLink
@@ -39,6 +39,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
             "default_model": _default_model(models),
             "unavailable": [] if models else [availability.check(m) for m in settings.ANALYST_MODELS],
             "sample": samples.US_MACRO,
+            "limits": user_limits.shown(request.user),
         },
     )
 
@@ -74,7 +75,7 @@ def session_sample(request: HttpRequest) -> HttpResponse:
     model = _default_model(availability.usable(settings.ANALYST_MODELS)) or None
     try:
         session = samples.do_start_sample(owner=request.user, sample=sample, model=model)
-    except StorageFull as exc:
+    except (StorageFull, user_limits.LimitReached) as exc:
         messages.error(request, str(exc))
         return redirect("sessions")
     return redirect(f"{reverse('session', args=[session.id])}?{urlencode({'try': sample.key})}")
