@@ -345,6 +345,9 @@ def stack(folder: Path) -> Iterator[Stack]:
             "MEDIA_ROOT": str(folder / "media"),
             "SANDBOXD_URL": server.url,
             "SANDBOXD_TOKEN": server.token,
+            # One user asks in all SESSIONS at once: past the default share of one user.
+            "ANALYST_LIMIT_CONCURRENT_TURNS": "0",
+            "ANALYST_LIMIT_CELLS_PER_MINUTE": "0",
             **model.env(),
         }
         os.environ.update(env)  # this process's Django, and the worker's inherited environment
