@@ -201,6 +201,11 @@ SANDBOXD_LIST_LIMIT = envint("SANDBOXD_LIST_LIMIT", 1000)
 # Snapshots (kernel state and files) on local disk; a snapshot larger than the limit is refused.
 SANDBOXD_SNAPSHOT_DIR = Path(envstr("SANDBOXD_SNAPSHOT_DIR", str(SANDBOXD_DATA_DIR / "snapshots")))
 SANDBOXD_SNAPSHOT_MAX_BYTES = envbytes("SANDBOXD_SNAPSHOT_MAX_BYTES", 2 << 30)
+SANDBOXD_SNAPSHOT_STORE = envstr("SANDBOXD_SNAPSHOT_STORE", "local")
+SANDBOXD_S3_BUCKET = envstr("SANDBOXD_S3_BUCKET", "")
+SANDBOXD_S3_PREFIX = envstr("SANDBOXD_S3_PREFIX", "snapshots/")
+SANDBOXD_S3_ENDPOINT_URL = envstr("SANDBOXD_S3_ENDPOINT_URL", "")
+SANDBOXD_S3_REGION = envstr("SANDBOXD_S3_REGION", "")
 # When sandboxd runs as root, each sandbox runs as an unprivileged host user of its own (never
 # root), from SANDBOXD_UID_BASE to SANDBOXD_UID_BASE + SANDBOXD_UID_COUNT - 1, its gid the same
 # number: the kernel's per-user budgets are not shared. SANDBOXD_SANDBOX_UID is the old name of

@@ -25,7 +25,7 @@ from sandboxes.server.contexts import CodeContext
 from sandboxes.server.registry import Registry
 from sandboxes.server.sandbox import ServerSandbox
 from sandboxes.server.snapshots.service import Snapshots
-from sandboxes.server.snapshots.store import LocalSnapshotStore
+from sandboxes.server.snapshots.store import store_for
 from sandboxes.server.system_limits import capacity_error, open_files_limit
 from sandboxes.server.variables import service as variables
 
@@ -286,7 +286,7 @@ def build_app(registry: Registry, on_shutdown: Sequence[Callable[[], None]] = ()
     config = registry.config
     snapshots = Snapshots(
         registry,
-        LocalSnapshotStore(config.snapshots_root),
+        store_for(config),
         max_bytes=config.snapshot_max_bytes,
         scratch=config.data_dir / "scratch",
     )

@@ -36,6 +36,12 @@ class ServerConfig:
     max_upload_bytes: int = 512 << 20
     snapshot_dir: Path | None = None  # default: <data_dir>/snapshots
     snapshot_max_bytes: int = 2 << 30
+    # Where snapshots are kept: "local" (snapshot_dir) or "s3" (a bucket several hosts share).
+    snapshot_store: str = "local"
+    s3_bucket: str = ""
+    s3_prefix: str = "snapshots/"
+    s3_endpoint_url: str = ""  # for an S3-compatible service other than AWS (MinIO, Ceph)
+    s3_region: str = ""
     max_sandboxes: int = 64
     open_files: int = 1 << 20  # sandboxd's own limit, set at start (a kernel holds ~18 of them)
     kernel_env: Mapping[str, str] = field(default_factory=dict)

@@ -12,6 +12,7 @@ from sandboxes.drivers.base import DriverUnavailable
 from sandboxes.drivers.limits import Limits
 from sandboxes.server.config import ServerConfig
 from sandboxes.server.serve import serve
+from sandboxes.server.snapshots.store import StoreMisconfigured
 from sandboxes.server.staging import PathUnreachable
 from sandboxes.templates import TemplateNotBuilt
 
@@ -45,6 +46,11 @@ def config_from_settings() -> ServerConfig:
         max_upload_bytes=settings.SANDBOXD_MAX_UPLOAD,
         snapshot_dir=settings.SANDBOXD_SNAPSHOT_DIR,
         snapshot_max_bytes=settings.SANDBOXD_SNAPSHOT_MAX_BYTES,
+        snapshot_store=settings.SANDBOXD_SNAPSHOT_STORE,
+        s3_bucket=settings.SANDBOXD_S3_BUCKET,
+        s3_prefix=settings.SANDBOXD_S3_PREFIX,
+        s3_endpoint_url=settings.SANDBOXD_S3_ENDPOINT_URL,
+        s3_region=settings.SANDBOXD_S3_REGION,
         kernel_env=settings.SANDBOXD_KERNEL_ENV,
         uid_base=settings.SANDBOXD_UID_BASE,
         uid_count=settings.SANDBOXD_UID_COUNT,
@@ -63,6 +69,6 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: object) -> None:
         try:
             serve(config_from_settings())
-        except (DriverUnavailable, TemplateNotBuilt, PathUnreachable) as exc:
+        except (DriverUnavailable, TemplateNotBuilt, PathUnreachable, StoreMisconfigured) as exc:
             self.stderr.write(f"sandboxd will not start: {exc}")
             sys.exit(2)

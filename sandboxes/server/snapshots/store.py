@@ -1,5 +1,5 @@
 """Where snapshot files live. Local disk by default; the interface is what an object store offers
-(put a finished file, get it back as a local file, delete), so one can take its place."""
+(put a finished file, get it back as a local file, delete), so one takes its place: s3_store."""
 
 from __future__ import annotations
 
@@ -9,9 +9,12 @@ import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from sandboxes.errors import SnapshotNotFound
+
+if TYPE_CHECKING:
+    from sandboxes.server.config import ServerConfig
 
 SNAPSHOT_ID = re.compile(r"^[0-9a-f]{32}$")
 
@@ -25,6 +28,29 @@ class SnapshotStore(Protocol):
 
     def delete(self, snapshot_id: str) -> None:
         """Forget the snapshot. Raises SnapshotNotFound."""
+
+
+class StoreMisconfigured(ValueError):
+    """The snapshot store's settings cannot work: sandboxd does not start."""
+
+
+def store_for(config: ServerConfig) -> SnapshotStore:
+    """The store SANDBOXD_SNAPSHOT_STORE names; raises StoreMisconfigured."""
+    if config.snapshot_store == "local":
+        return LocalSnapshotStore(config.snapshots_root)
+    if config.snapshot_store == "s3":
+        if not config.s3_bucket:
+            raise StoreMisconfigured("SANDBOXD_SNAPSHOT_STORE=s3 needs SANDBOXD_S3_BUCKET")
+        from sandboxes.server.snapshots.s3_store import S3SnapshotStore  # boto3, only when used
+
+        return S3SnapshotStore(
+            bucket=config.s3_bucket,
+            prefix=config.s3_prefix,
+            scratch=config.data_dir / "scratch",
+            endpoint_url=config.s3_endpoint_url,
+            region=config.s3_region,
+        )
+    raise StoreMisconfigured(f"SANDBOXD_SNAPSHOT_STORE is local or s3, not {config.snapshot_store!r}")
 
 
 def check_id(snapshot_id: str) -> str:
