@@ -1,11 +1,13 @@
-"""Session endpoints: create and list sessions, ask, run a cell, cancel, fork."""
+"""Session endpoints: create and list sessions, ask, run a cell, restart, replay, cancel, fork."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from analyst import forks, sessions, turns, usage
+from analyst import forks, replays, sessions, turns, uploads, usage
 from analyst.agent.providers import availability
 from analyst.agent.providers.router import missing_key
 from analyst.api.auth import ApiError, api_view, error_response, json_body
@@ -90,13 +92,58 @@ def restart_kernel(request: HttpRequest, session_id: str) -> JsonResponse:
     return _started(request, sessions.get_owned(request.user, session_id), Turn.Kind.RESTART, "restart")
 
 
+@api_view
+@require_POST
+def run_all(request: HttpRequest, session_id: str) -> JsonResponse:
+    """Restart and run all: the kernel restarted, then the session's current cells in order."""
+    session = sessions.get_owned(request.user, session_id)
+    return _answered(lambda: replays.do_run_all(session=session, user=request.user))
+
+
+@api_view
+@require_POST
+def rerun(request: HttpRequest, session_id: str) -> JsonResponse:
+    """The session's current cells in a new session, on ``with`` (an upload) in place of
+    ``replace`` (one of this session's): 201 with the new session and its turn."""
+    session = sessions.get_owned(request.user, session_id)
+    body = json_body(request)
+    try:
+        rerun = replays.check_rerun(
+            session=session, user=request.user, replace=body.get("replace"), using=body.get("with")
+        )
+    except ValueError as exc:
+        raise ApiError(400, "invalid_request", str(exc)) from None
+    except turns.TurnRefused as exc:
+        raise ApiError(409, "turn_running", str(exc)) from None
+    except uploads.StillReading as exc:
+        raise ApiError(409, "still_reading", str(exc)) from None
+    except replays.NothingToRun as exc:
+        raise ApiError(400, "nothing_to_run", str(exc)) from None
+    except replays.NotComparable as exc:
+        raise ApiError(422, "not_comparable", str(exc)) from None
+    except replays.ColumnsMissing as exc:
+        return error_response(422, "columns_missing", str(exc), missing=exc.missing, extra=exc.extra)
+    target, turn = replays.do_rerun(rerun=rerun, user=request.user)
+    answer = {**sessions.as_dict(target), "url": f"/sessions/{target.id}/", "turn": turn.id}
+    return JsonResponse({**answer, "extra_columns": rerun.extra}, status=201)
+
+
 def _started(
     request: HttpRequest, session: AnalysisSession, kind: str, text: str, *, edited_from: int | None = None
 ) -> JsonResponse:
-    try:
-        turn = turns.do_start_turn(
+    return _answered(
+        lambda: turns.do_start_turn(
             session=session, user=request.user, kind=kind, text=text, edited_from=edited_from
         )
+    )
+
+
+def _answered(start: Callable[[], Turn]) -> JsonResponse:
+    """A started turn's 202, or the error that kept it from starting."""
+    try:
+        turn = start()
+    except replays.NothingToRun as exc:
+        raise ApiError(400, "nothing_to_run", str(exc)) from None
     except turns.TurnRefused as exc:
         raise ApiError(409, "turn_running", str(exc)) from None
     except turns.InputTooLong as exc:

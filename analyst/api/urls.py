@@ -11,6 +11,8 @@ urlpatterns = [
     path("sessions/<uuid:session_id>/cells", sessions.cells),
     path("sessions/<uuid:session_id>/cancel", sessions.cancel),
     path("sessions/<uuid:session_id>/kernel/restart", sessions.restart_kernel),
+    path("sessions/<uuid:session_id>/kernel/run-all", sessions.run_all),
+    path("sessions/<uuid:session_id>/rerun", sessions.rerun),
     path("sessions/<uuid:session_id>/fork", sessions.fork),
     path("sessions/<uuid:session_id>/export", exports.export),
     path("sessions/<uuid:session_id>/files", files.files),
