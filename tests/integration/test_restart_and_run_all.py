@@ -80,13 +80,13 @@ def test_stop_ends_a_replay_between_its_cells(stack, api, session):
     run_cell(api, session, "print('third')")
     response = api.post(f"/api/sessions/{session.id}/kernel/run-all")
     assert response.status_code == 202
+    turn = response.json()["turn"]
     deadline = time.monotonic() + 60
-    while not session.events.filter(type="stdout", payload__text="second\n").exists():
+    while not session.events.filter(type="stdout", turn_id=turn, payload__text="second\n").exists():
         assert time.monotonic() < deadline
         time.sleep(0.05)
     api.post(f"/api/sessions/{session.id}/cancel")
     log = wait_for(session, "turn_cancelled")
-    turn = response.json()["turn"]
     assert Turn.objects.get(id=turn).status == Turn.Status.CANCELLED
     replayed = [e["payload"]["code"] for e in log if e["type"] == "cell" and e["turn"] == turn]
     assert replayed == ["import time\ntime.sleep(0.1)", "print('second', flush=True)\ntime.sleep(30)"]
