@@ -25,6 +25,7 @@ from django.http import Http404
 
 from analyst import events, forks, turns, uploads
 from analyst.exports.transcript import Code, current_cells
+from analyst.file_reports import FORMAT_NAMES
 from analyst.models import AnalysisSession, DataFile, Turn
 
 
@@ -60,7 +61,8 @@ def plan(cells: list[Code], *, restart: bool, repair: bool, announce: str, file:
     """A replay turn's input: its cells, whether it restarts the kernel first, whether a failing
     cell goes to the model to repair, what its first event says and the file it runs on."""
     listed = [{"code": cell.source, "by": cell.by} for cell in cells]
-    return json.dumps({"cells": listed, "restart": restart, "repair": repair, "announce": announce, "file": file})
+    plan = {"cells": listed, "restart": restart, "repair": repair, "announce": announce, "file": file}
+    return json.dumps(plan)
 
 
 def check_cells(session: AnalysisSession) -> list[Code]:
@@ -120,8 +122,9 @@ def compared(original: DataFile, new: DataFile) -> list[str]:
     was, now = (original.description or {}).get("format"), (new.description or {}).get("format")
     if was != now:
         raise NotComparable(
-            f"{new.name} is a {now or 'file of unknown kind'} and {original.name} a {was or 'file of unknown'}"
-            f" kind: the cells read {original.path} as the latter; upload it in the same format"
+            f"{new.name} is {FORMAT_NAMES.get(now or '', 'another kind of file')} and {original.name}"
+            f" {FORMAT_NAMES.get(was or '', 'another')}: the cells read {original.path} as the latter;"
+            " upload the new data in the same format"
         )
     old_columns, new_columns = columns(original) or [], columns(new) or []
     missing = [name for name in old_columns if name not in new_columns]
@@ -155,8 +158,8 @@ def do_rerun(*, rerun: Rerun, user: AbstractBaseUser) -> tuple[AnalysisSession, 
         payload: dict[str, Any] = {"text": text, "code": "rerun", "from": str(source.id)}
         payload |= {"file": new.name, "replaces": original.name, "path": original.path, "extra": rerun.extra}
         events.append(target.id, "notice", payload)
-        count = len(rerun.cells)
-        announce = f"Running the {count} cell{'s' if count != 1 else ''} of “{source.title}” in order on {new.name}…"
+        count = f"{len(rerun.cells)} cell{'s' if len(rerun.cells) != 1 else ''}"
+        announce = f"Running the {count} of “{source.title}” in order on {new.name}…"
         text = plan(rerun.cells, restart=False, repair=True, announce=announce, file=new.name)
         turn = turns.do_start_turn(session=target, user=user, kind=Turn.Kind.REPLAY, text=text)
     return target, turn

@@ -53,7 +53,9 @@ def do_start_turn(
 ) -> Turn:
     """Store the request and its first event, and enqueue the turn once that is committed.
 
-    A REPLAY's ``text`` is its plan (analyst.replays.plan). ``via`` says where a request came from other than the page (``{"via": "mcp", "client": name}``);
+    A REPLAY's ``text`` is its plan (analyst.replays.plan).
+
+    ``via`` says where a request came from other than the page (``{"via": "mcp", "client": name}``);
     its first event carries it. ``edited_from`` (a cell) is the seq of the cell it is an edited
     copy of (check_edit_source); the original stays where it is in the history. The returned
     turn's ``enqueued`` says whether the broker took it; when it did not, the turn is stored all

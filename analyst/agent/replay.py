@@ -51,7 +51,9 @@ def said(code: str, execution: Execution) -> str:
     return f"```python\n{code}\n```\nIts output:\n{output}"
 
 
-def stopped(runner: TurnRunner, plan: dict[str, Any], index: int, execution: Execution, ran: list[str]) -> None:
+def stopped(
+    runner: TurnRunner, plan: dict[str, Any], index: int, execution: Execution, ran: list[str]
+) -> None:
     cells = plan["cells"]
     error = execution.error
     assert error is not None
@@ -74,7 +76,8 @@ def remember(runner: TurnRunner, plan: dict[str, Any], ran: list[str], outcome: 
     if plan.get("restart"):
         head = "I restarted the kernel and ran again, in order, the cells that had made its state."
     else:
-        head = f"I ran the cells of an earlier analysis again, in order, in a fresh kernel, on {plan['file']}."
+        head = f"I ran the cells of an earlier analysis again, in order, in a fresh kernel, on {plan['file']}"
+        head += " (in place of the file they read first, at its path)."
     body = "\n\n".join(ran)
     history.save(runner.session, runner.turn, "user", [TextPart(f"{head}\n\n{body}\n\n{outcome}")])
 

@@ -67,7 +67,8 @@ def test_run_all_stops_at_the_first_error(stack, api, session):
     assert [e["payload"]["name"] for e in replay if e["type"] == "error"] == ["FileExistsError"]
     stopped = [e["payload"] for e in replay if e["payload"].get("code") == "replay_stopped"]
     assert len(stopped) == 1 and stopped[0]["index"] == 2 and stopped[0]["of"] == 3
-    assert "Stopped at cell 2 of 3" in stopped[0]["text"] and "the 1 after it did not run" in stopped[0]["text"]
+    assert stopped[0]["text"].startswith("Stopped at cell 2 of 3, which failed (FileExistsError")
+    assert stopped[0]["text"].endswith("the 1 after it did not run.")
     assert not Turn.objects.filter(session=session, kind=Turn.Kind.CHAT).exists()  # no repair asked
 
     log = run_cell(api, session, "print('a' in dir(), 'b' in dir())")

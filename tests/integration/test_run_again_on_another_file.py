@@ -53,7 +53,7 @@ def test_the_same_cells_on_a_file_with_the_same_columns_give_its_numbers(stack, 
 
     log = wait_for(rerun)
     notice = log[0]["payload"]
-    assert notice["code"] == "rerun" and notice["from"] == str(session.id) and notice["path"] == "data/sales.csv"
+    assert (notice["code"], notice["from"], notice["path"]) == ("rerun", str(session.id), "data/sales.csv")
     assert "It has columns the original has not: note" in notice["text"]
     assert log[-1]["type"] == "turn_done", [e["type"] for e in log]
     assert [e["payload"]["code"] for e in log if e["type"] == "cell"] == [READ, TOTAL]
