@@ -7,6 +7,7 @@ import { el } from "./dom.js";
 import { EventStream } from "./events.js";
 import { FilesPanel } from "./files.js";
 import { KernelControls } from "./kernel_controls.js";
+import { RerunDialog } from "./rerun.js";
 import { followBottom } from "./scroll.js";
 import { StatusBar } from "./status.js";
 import { Transcript } from "./transcript.js";
@@ -70,6 +71,8 @@ if (owner) {
   });
   header.append(controls.element);
 }
+const rerun = owner && files ? new RerunDialog({ api, apiBase: config.apiBase, filesUrl: config.filesUrl, turns }) : null;
+if (rerun) header.append(rerun.opener);
 if (files) {
   const toggle = el("button", {
     class: "files-toggle",
@@ -82,6 +85,7 @@ if (files) {
   header.append(toggle);
 }
 app.replaceChildren(header);
+if (rerun) app.append(rerun.form);
 if (!owner) {
   app.append(
     el("div", { class: "readonly-banner", testid: "readonly-banner", text: "Read-only shared view" }),

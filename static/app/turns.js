@@ -4,7 +4,8 @@
 // phase: "queued" (asked, not started), "thinking" (waiting for the model), "retrying" (the
 // model failed before answering and is asked again: `retry` says which of how many), "writing"
 // (the model's text streams in), "reading" (the turn waits for uploads still being read into the
-// sandbox: `reading` names them), "cell" (code runs), "restarting" (a fresh kernel is made),
+// sandbox: `reading` names them), "cell" (code runs; a replay's cells one after another),
+// "restarting" (a fresh kernel is made),
 // "saving" (the turn's work is done and the
 // kernel is being snapshotted; a turn asked for meanwhile waits for it, in `waiting`); null when
 // no turn runs.
@@ -13,7 +14,7 @@ export class Turns extends EventTarget {
   ended = new Set();
   phase = null;
   since = 0; // when the phase began, ms since the epoch
-  kind = null; // the running turn's: "chat", "cell" or "restart"
+  kind = null; // the running turn's: "chat", "cell", "restart" or "replay"
   current = null; // the running turn's id
   retry = null; // while retrying: the model_retry payload ({retry, retries, delay, reason})
   reading = []; // while reading: the paths of the uploads the turn waits for
@@ -43,8 +44,10 @@ export class Turns extends EventTarget {
         this.kind = payload?.kind ?? null;
         if (this.kind === "chat") return this.enter("thinking", at);
         if (this.kind === "restart") return this.enter("restarting", at);
+        if (this.kind === "replay") return this.enter("cell", at);
         return this.phase === "cell" ? this.changed() : this.enter("cell", at); // it waited: runs now
       case "cell_done":
+        if (this.kind === "replay") return this.changed(); // its next cell, or its end, follows
         return this.enter(this.kind === "chat" ? "thinking" : "saving", at);
       case "saving":
         return this.phase === "saving" ? undefined : this.enter("saving", at);
