@@ -55,6 +55,9 @@ if (owner) {
   dock.append(composer.element);
 }
 
+const rerun =
+  owner && files ? new RerunDialog({ api, apiBase: config.apiBase, filesUrl: config.filesUrl, turns }) : null;
+
 const usage = new SessionUsage();
 const header = el(
   "header",
@@ -70,9 +73,9 @@ if (owner) {
     onError: (message) => composer.showError(message),
   });
   header.append(controls.element);
+  // Beside them, and hidden with them while one of their questions is asked.
+  if (rerun) controls.buttons.append(rerun.opener);
 }
-const rerun = owner && files ? new RerunDialog({ api, apiBase: config.apiBase, filesUrl: config.filesUrl, turns }) : null;
-if (rerun) header.append(rerun.opener);
 if (files) {
   const toggle = el("button", {
     class: "files-toggle",
