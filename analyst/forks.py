@@ -108,7 +108,8 @@ def _copy_files(source: AnalysisSession, fork: AnalysisSession) -> None:
 
 def copy_file(data_file: DataFile, session: AnalysisSession, **changed: Any) -> DataFile:
     """A copy of an upload (its stored content too) in ``session``, with the fields in ``changed``
-    set otherwise; uploaded when the original was, unless it is to be placed anew."""
+    set otherwise; uploaded when the original was, unless its placement is changed (a file to be
+    placed anew is new to the sandbox it goes to)."""
     fields = {
         "name": data_file.name,
         "path": data_file.path,
@@ -125,6 +126,6 @@ def copy_file(data_file: DataFile, session: AnalysisSession, **changed: Any) -> 
     with data_file.stored.open("rb") as content:
         copy.stored.save(data_file.name, File(content), save=False)  # in chunks: uploads are large
     copy.save()
-    if copy.placement != DataFile.Placement.PLACING:
+    if "placement" not in changed:
         DataFile.objects.filter(id=copy.id).update(uploaded_at=data_file.uploaded_at)
     return copy
