@@ -18,6 +18,7 @@ export class Turns extends EventTarget {
   current = null; // the running turn's id
   retry = null; // while retrying: the model_retry payload ({retry, retries, delay, reason})
   reading = []; // while reading: the paths of the uploads the turn waits for
+  replay = null; // while a replay's cell runs: its {index, of}
 
   /** A turn asked for while the running one saves the kernel: it starts when that ends. */
   get waiting() {
@@ -37,6 +38,7 @@ export class Turns extends EventTarget {
       case "cell":
       case "tool_call":
         if (turn != null) this.open.add(turn);
+        this.replay = payload?.replay ?? null;
         return this.behindSave(turn) ? this.changed() : this.enter("cell", at);
       case "turn_started":
         this.open.add(turn);
@@ -92,6 +94,7 @@ export class Turns extends EventTarget {
 
   enter(phase, at) {
     if (phase !== "retrying") this.retry = null;
+    if (phase !== "cell") this.replay = null;
     if (phase !== "reading") this.reading = [];
     this.phase = phase;
     this.since = at;

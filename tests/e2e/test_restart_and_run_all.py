@@ -1,5 +1,6 @@
 """Restart and run all from the page: a confirmation first, then the kernel restarts and the cells
-that made its state run again, each shown as a cell of the replay, stopping at the first error."""
+that made its state run again, each shown as a cell of the replay (the status bar says which),
+stopping at the first error."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def test_run_all_asks_first_then_replays_the_cells_and_stops_at_an_error(stack, 
     page.get_by_test_id("new-session").click()
     page.wait_for_url(re.compile(r"/sessions/[0-9a-f-]{36}/$"))
     page.get_by_test_id("mode-toggle").click()
-    run(page, "x = 20", 1)
+    run(page, "import time\ntime.sleep(2)\nx = 20", 1)
     run(page, "missing_name", 2)  # failed: left out of the replay
     run(page, "print('twice x is', x * 2)", 3)
     run(page, "open('once.txt', 'x').close()", 4)  # its file stays: run again, it fails
@@ -38,6 +39,7 @@ def test_run_all_asks_first_then_replays_the_cells_and_stops_at_an_error(stack, 
     page.get_by_test_id("kernel-run-all").click()
     shoot(page, "asking")
     page.get_by_test_id("kernel-run-all-confirm").click()
+    expect(page.get_by_test_id("running-status")).to_contain_text("Running cell 1 of 4…", timeout=60_000)
 
     notices = page.get_by_test_id("notice")
     expect(notices.filter(has_text="Stopped at cell 3 of 4")).to_have_count(1, timeout=90_000)
