@@ -88,12 +88,10 @@ def check_rerun(*, session: AnalysisSession, user: AbstractBaseUser, replace: ob
     upload of any session of the user's). ValueError for ids that are not ids, Http404 for files
     not found, TurnRefused while a turn runs, uploads.StillReading while the new file is being
     described, NotComparable, ColumnsMissing, NothingToRun."""
-    for name, value in (("replace", replace), ("with", using)):
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise ValueError(f"{name!r} must be the id of an upload")
+    replace_id, using_id = _upload_id("replace", replace), _upload_id("with", using)
     turns.check_can_start(session)  # its cells are still being made
-    original = uploads.owned_file(session, int(replace))  # type: ignore[call-overload]
-    new = DataFile.objects.filter(id=using, session__owner=user).first()
+    original = uploads.owned_file(session, replace_id)
+    new = DataFile.objects.filter(id=using_id, session__owner=user).first()
     if new is None:
         raise Http404("no such file")
     if new.id == original.id:
@@ -102,6 +100,12 @@ def check_rerun(*, session: AnalysisSession, user: AbstractBaseUser, replace: ob
         raise uploads.StillReading(f"{new.name} is still being read; try again once it is described")
     extra = compared(original, new)
     return Rerun(session, original, new, check_cells(session), extra)
+
+
+def _upload_id(name: str, value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError(f"{name!r} must be the id of an upload")
+    return value
 
 
 def columns(data_file: DataFile) -> list[str] | None:
