@@ -126,9 +126,9 @@ def compared(original: DataFile, new: DataFile) -> list[str]:
     was, now = (original.description or {}).get("format"), (new.description or {}).get("format")
     if was != now:
         raise NotComparable(
-            f"{new.name} is {FORMAT_NAMES.get(now or '', 'another kind of file')} and {original.name}"
-            f" {FORMAT_NAMES.get(was or '', 'another')}: the cells read {original.path} as the latter;"
-            " upload the new data in the same format"
+            f"{new.name} is read as {FORMAT_NAMES.get(now or '', 'another kind of file')} and"
+            f" {original.name} as {FORMAT_NAMES.get(was or '', 'another')}: the cells read"
+            f" {original.path} as the latter; upload the new data in the same format"
         )
     old_columns, new_columns = columns(original) or [], columns(new) or []
     missing = [name for name in old_columns if name not in new_columns]
