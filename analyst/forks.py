@@ -8,6 +8,7 @@ pickled objects, which run code in the forker's kernel when restored, so the for
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.base import ContentFile, File
@@ -124,20 +125,29 @@ def _renamed(payload: dict[str, object], renamed: dict[str, str]) -> dict[str, o
 
 def copy_files(source: AnalysisSession, fork: AnalysisSession) -> None:
     for data_file in source.files.all():
-        copy = DataFile(
-            session=fork,
-            name=data_file.name,
-            path=data_file.path,
-            size=data_file.size,
-            rows=data_file.rows,
-            columns=data_file.columns,
-            summary=data_file.summary,
-            description=data_file.description,
-            read_options=data_file.read_options,
-            placement=data_file.placement,
-            placement_error=data_file.placement_error,
-        )
-        with data_file.stored.open("rb") as content:
-            copy.stored.save(data_file.name, File(content), save=False)  # in chunks: uploads are large
-        copy.save()
+        copy_file(data_file, fork)
+
+
+def copy_file(data_file: DataFile, session: AnalysisSession, **changed: Any) -> DataFile:
+    """A copy of an upload (its stored content too) in ``session``, with the fields in ``changed``
+    set otherwise; uploaded when the original was, unless its placement is changed (a file to be
+    placed anew is new to the sandbox it goes to)."""
+    fields = {
+        "name": data_file.name,
+        "path": data_file.path,
+        "size": data_file.size,
+        "rows": data_file.rows,
+        "columns": data_file.columns,
+        "summary": data_file.summary,
+        "description": data_file.description,
+        "read_options": data_file.read_options,
+        "placement": data_file.placement,
+        "placement_error": data_file.placement_error,
+    }
+    copy = DataFile(session=session, **{**fields, **changed})
+    with data_file.stored.open("rb") as content:
+        copy.stored.save(data_file.name, File(content), save=False)  # in chunks: uploads are large
+    copy.save()
+    if "placement" not in changed:
         DataFile.objects.filter(id=copy.id).update(uploaded_at=data_file.uploaded_at)
+    return copy

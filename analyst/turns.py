@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import datetime
 
@@ -53,6 +54,8 @@ def do_start_turn(
 ) -> Turn:
     """Store the request and its first event, and enqueue the turn once that is committed.
 
+    A REPLAY's ``text`` is its plan (analyst.replays.plan).
+
     ``via`` says where a request came from other than the page (``{"via": "mcp", "client": name}``);
     its first event carries it. ``edited_from`` (a cell) is the seq of the cell it is an edited
     copy of (check_edit_source); the original stays where it is in the history. ``regenerates``
@@ -61,7 +64,7 @@ def do_start_turn(
     is stored all the same and the reconciler sends it once the broker is back.
     """
     limit = settings.ANALYST_MAX_INPUT
-    if len(text) > limit:
+    if len(text) > limit and kind != Turn.Kind.REPLAY:  # a replay's cells each ran once already
         what = "question" if kind == Turn.Kind.CHAT else "cell"
         raise InputTooLong(f"the {what} is {len(text):,} characters long; at most {limit:,} are accepted")
     with transaction.atomic():
@@ -84,6 +87,9 @@ def do_start_turn(
             events.append(
                 session.id, "notice", {"text": "Restarting the kernel…", "code": "restarting"}, turn=turn
             )
+        elif kind == Turn.Kind.REPLAY:  # its plan (analyst.replays.plan) says what to announce
+            announce = json.loads(text)["announce"]
+            events.append(session.id, "notice", {"text": announce, "code": "replay_queued"}, turn=turn)
         else:
             edit = {} if edited_from is None else {"edited_from": edited_from}
             events.append(session.id, "cell", {"code": text, **(via or {}), **edit}, turn=turn)

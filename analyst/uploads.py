@@ -91,11 +91,11 @@ def do_upload(*, session: AnalysisSession, upload: UploadedFile) -> DataFile:
         unique = f"{stem}_{secrets.token_hex(4)}{dot}{extension}"  # see save_whole
         save_whole(data_file.stored, unique, upload, what=name)
         data_file.save()
-        _enqueue_on_commit(data_file)
+        enqueue_on_commit(data_file)
     return data_file
 
 
-def _enqueue_on_commit(data_file: DataFile) -> None:
+def enqueue_on_commit(data_file: DataFile) -> None:
     data_file.enqueued = None
     transaction.on_commit(lambda: setattr(data_file, "enqueued", placement_queue.enqueue(data_file.id)))
 
@@ -114,7 +114,7 @@ def do_retry_placement(*, session: AnalysisSession, file_id: int) -> DataFile:
     with transaction.atomic():
         if not _back_to_placing(file_id, DataFile.Placement.FAILED):
             raise PlacementNotFailed(f"{data_file.name} is {data_file.placement}, not failed")
-        _enqueue_on_commit(data_file)
+        enqueue_on_commit(data_file)
     data_file.refresh_from_db()
     return data_file
 
@@ -128,7 +128,7 @@ def do_set_read_options(*, session: AnalysisSession, file_id: int, options: Any)
         DataFile.objects.filter(id=file_id).update(read_options=chosen)
         if not _back_to_placing(file_id, DataFile.Placement.READY, DataFile.Placement.FAILED):
             raise StillReading(f"{data_file.name} is still being read into the sandbox; try again then")
-        _enqueue_on_commit(data_file)
+        enqueue_on_commit(data_file)
     data_file.refresh_from_db()
     return data_file
 

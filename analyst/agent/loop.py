@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 
 from analyst import events, kernel_snapshots, metrics, placements, usage
-from analyst.agent import connections, history
+from analyst.agent import connections, history, replay
 from analyst.agent.lease import Lease
 from analyst.agent.prompt import system_prompt
 from analyst.agent.providers import (
@@ -73,6 +73,8 @@ class TurnRunner:
                 self.run_cell()
             elif self.turn.kind == Turn.Kind.RESTART:
                 self.run_restart()
+            elif self.turn.kind == Turn.Kind.REPLAY:
+                replay.run_replay(self)
             else:
                 self.run_chat()
             self.kernel.save(self.turn)
@@ -88,7 +90,7 @@ class TurnRunner:
         """A fresh kernel in the same sandbox (files kept), saved as the session's state, so a
         later resume does not bring back what the user chose to drop; the model hears of it."""
         self.kernel.restart()
-        text = "The kernel was restarted: variables and imports are gone, files in the workdir are kept."
+        text = replay.RESTARTED
         self.emit("notice", {"text": text, "code": "kernel_restarted"})
         history.save(self.session, self.turn, "user", [TextPart(f"I restarted the kernel. {text}")])
 

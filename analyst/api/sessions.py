@@ -1,4 +1,4 @@
-"""Session endpoints: create and list sessions, ask, run a cell, cancel, fork, regenerate, branch."""
+"""Session endpoints: sessions, questions, cells, the kernel's controls, replays, forks and branches."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from analyst import branches, forks, regenerations, sessions, turns, usage, user_limits
+from analyst import branches, forks, regenerations, replays, sessions, turns, uploads, usage, user_limits
 from analyst.agent.providers import availability
 from analyst.agent.providers.router import missing_key
 from analyst.api.auth import ApiError, api_view, error_response, json_body
@@ -97,6 +97,41 @@ def restart_kernel(request: HttpRequest, session_id: str) -> JsonResponse:
 
 @api_view
 @require_POST
+def run_all(request: HttpRequest, session_id: str) -> JsonResponse:
+    """Restart and run all: the kernel restarted, then the session's current cells in order."""
+    session = sessions.get_owned(request.user, session_id)
+    with _refusals():
+        turn = replays.do_run_all(session=session, user=request.user)
+    return _accepted(turn)
+
+
+@api_view
+@require_POST
+def rerun(request: HttpRequest, session_id: str) -> JsonResponse:
+    """The session's current cells in a new session, on ``with`` (an upload) in place of
+    ``replace`` (one of this session's): 201 with the new session and its turn."""
+    session = sessions.get_owned(request.user, session_id)
+    body = json_body(request)
+    with _refusals():
+        try:
+            rerun = replays.check_rerun(
+                session=session, user=request.user, replace=body.get("replace"), using=body.get("with")
+            )
+        except ValueError as exc:
+            raise ApiError(400, "invalid_request", str(exc)) from None
+        except uploads.StillReading as exc:
+            raise ApiError(409, "still_reading", str(exc)) from None
+        except replays.NotComparable as exc:
+            raise ApiError(422, "not_comparable", str(exc)) from None
+        except replays.ColumnsMissing as exc:
+            return error_response(422, "columns_missing", str(exc), missing=exc.missing, extra=exc.extra)
+        target, turn = replays.do_rerun(rerun=rerun, user=request.user)
+    answer = {**sessions.as_dict(target), "url": f"/sessions/{target.id}/", "turn": turn.id}
+    return JsonResponse({**answer, "extra_columns": rerun.extra}, status=201)
+
+
+@api_view
+@require_POST
 def interrupt_kernel(request: HttpRequest, session_id: str) -> JsonResponse:
     """Interrupt the running cell, keeping its turn (``cancel`` ends the turn)."""
     interrupted = turns.do_interrupt(session=sessions.get_owned(request.user, session_id))
@@ -154,6 +189,8 @@ def _refusals() -> Iterator[None]:
     """Why a turn cannot start, as the API says it."""
     try:
         yield
+    except replays.NothingToRun as exc:
+        raise ApiError(400, "nothing_to_run", str(exc)) from None
     except turns.TurnRefused as exc:
         raise ApiError(409, "turn_running", str(exc)) from None
     except turns.InputTooLong as exc:

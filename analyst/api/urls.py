@@ -14,6 +14,8 @@ urlpatterns = [
     path("sessions/<uuid:session_id>/kernel/interrupt", sessions.interrupt_kernel),
     path("sessions/<uuid:session_id>/variables", variables.variables_listing),
     path("sessions/<uuid:session_id>/variables/<str:name>", variables.variable_preview),
+    path("sessions/<uuid:session_id>/kernel/run-all", sessions.run_all),
+    path("sessions/<uuid:session_id>/rerun", sessions.rerun),
     path("sessions/<uuid:session_id>/fork", sessions.fork),
     path("sessions/<uuid:session_id>/turns/<int:turn_id>/regenerate", sessions.regenerate),
     path("sessions/<uuid:session_id>/turns/<int:turn_id>/branch", sessions.branch),

@@ -18,6 +18,7 @@ from analyst.models import AnalysisSession, Artifact, Event, Turn
 class Prose:
     role: Literal["user", "assistant", "note"]
     text: str
+    restart: bool = False  # the note of a kernel restart: the cells after it started anew
 
 
 @dataclass
@@ -59,20 +60,23 @@ Block = Prose | Code
 BINARY = frozenset({"image/png", "image/jpeg"})
 
 
-def read(session: AnalysisSession) -> list[Block]:
-    """The session's transcript, oldest first."""
+def read(session: AnalysisSession, *, stored: bool = True) -> list[Block]:
+    """The session's transcript, oldest first; without ``stored``, results hold only their
+    inline parts (charts and large outputs are not read back from storage)."""
     blocks: list[Block] = []
     cell: Code | None = None
     noted: set[object] = set()
     for event in _events(session):
         kind, payload = event.type, event.payload
         if kind in ("cell", "tool_call"):
-            cell = Code(payload.get("code", ""), "user" if kind == "cell" else "model")
+            by = (payload.get("replay") or {}).get("by", "user") if kind == "cell" else "model"
+            cell = Code(payload.get("code", ""), "model" if by == "model" else "user")
             blocks.append(cell)
         elif kind in ("stdout", "stderr") and cell is not None:
             _add_stream(cell, kind, payload.get("text", ""))
         elif kind == "result" and cell is not None:
-            cell.outputs.append(Rich(_bundle(session, payload), bool(payload.get("is_main_result"))))
+            data = _bundle(session, payload) if stored else dict(payload.get("data") or {})
+            cell.outputs.append(Rich(data, bool(payload.get("is_main_result"))))
         elif kind == "error" and "name" in payload and cell is not None:
             failure = Failure(payload["name"], payload.get("value", ""), payload.get("traceback", ""))
             cell.outputs.append(failure)
@@ -87,8 +91,23 @@ def read(session: AnalysisSession) -> list[Block]:
         elif kind == "file_removed":
             blocks.append(Prose("note", f"The file `{payload.get('path', '')}` was removed."))
         elif kind == "notice" and payload.get("code") == "kernel_restarted":  # the cells after start anew
-            blocks.append(Prose("note", payload.get("text", "The kernel was restarted.")))
+            blocks.append(Prose("note", payload.get("text", "The kernel was restarted."), restart=True))
     return blocks
+
+
+def current_cells(session: AnalysisSession) -> list[Code]:
+    """The cells that made the kernel's present state, in order: the model's and the user's
+    since its last restart (a replay restarts it too, so its cells are the ones counted after
+    it), without those that failed when they ran (their error stopped them; run again they
+    would stop a replay where the analysis itself went on, as the script export leaves them
+    out)."""
+    cells: list[Code] = []
+    for block in read(session, stored=False):
+        if isinstance(block, Prose) and block.restart:
+            cells = []
+        elif isinstance(block, Code) and not block.failed:
+            cells.append(block)
+    return cells
 
 
 def _events(session: AnalysisSession) -> Iterator[Event]:

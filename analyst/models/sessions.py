@@ -50,13 +50,14 @@ class Message(models.Model):
 
 
 class Turn(models.Model):
-    """One unit of work: a question for the model, a code cell run directly, or a restart of the
-    kernel."""
+    """One unit of work: a question for the model, a code cell run directly, a restart of the
+    kernel, or a replay (cells run again in order: analyst.replays; its input is their JSON)."""
 
     class Kind(models.TextChoices):
         CHAT = "chat"
         CELL = "cell"
         RESTART = "restart"
+        REPLAY = "replay"
 
     class Status(models.TextChoices):
         QUEUED = "queued"

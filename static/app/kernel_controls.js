@@ -1,11 +1,30 @@
 // The kernel's controls in the page's header: its state (idle or busy, from the turns' events,
 // and its memory against its limit, from the variables listing), Interrupt while a cell runs
 // (the cell ends with KeyboardInterrupt and the turn goes on: a model reads the error and
-// carries on; Stop, in the composer, ends the turn), and Restart, after a confirmation.
+// carries on; Stop, in the composer, ends the turn), and Restart and Restart and run all (the
+// cells that made the kernel's state, again in order), each after a confirmation.
 import { el } from "./dom.js";
 import { humanSize } from "./format.js";
 
 const BUSY = { cell: "Busy", restarting: "Restarting", saving: "Saving" };
+
+const ACTIONS = [
+  {
+    name: "restart",
+    label: "Restart kernel",
+    confirm: "Restart",
+    question: "Restart the kernel? Its variables and imports are lost; files stay. ",
+    path: "kernel/restart",
+  },
+  {
+    name: "run-all",
+    label: "Restart and run all",
+    confirm: "Restart and run all",
+    // The cells that made the state: those since the kernel last started, except the ones that failed.
+    question: "Restart, then run this state's cells again in order? It stops at the first error. ",
+    path: "kernel/run-all",
+  },
+];
 
 export class KernelControls {
   constructor({ api, apiBase, turns, onError }) {
@@ -34,42 +53,39 @@ export class KernelControls {
       },
     });
     this.interruptButton.hidden = true;
-    this.restartButton = el("button", {
-      class: "kernel-restart",
-      testid: "kernel-restart",
-      text: "Restart kernel",
-      attrs: { type: "button" },
-    });
-    const confirm = el("button", {
-      class: "danger",
-      testid: "kernel-restart-confirm",
-      text: "Restart",
-      attrs: { type: "button" },
-    });
-    const cancel = el("button", { class: "link", text: "Cancel", attrs: { type: "button" } });
-    this.question = el(
-      "span",
-      { class: "kernel-confirm", testid: "kernel-restart-question", attrs: { role: "alertdialog" } },
-      "Restart the kernel? Its variables and imports are lost; files stay. ",
-      confirm,
-      cancel,
-    );
-    this.question.hidden = true;
-    this.element = el(
-      "div",
-      { class: "kernel-controls" },
-      this.state,
-      this.interruptButton,
-      this.restartButton,
-      this.question,
-    );
+    this.buttons = el("span", { class: "kernel-buttons" });
+    this.element = el("div", { class: "kernel-controls" }, this.state, this.interruptButton, this.buttons);
+    this.questions = [];
+    for (const action of ACTIONS) this.addAction(action);
 
-    this.restartButton.addEventListener("click", () => this.ask(true));
-    cancel.addEventListener("click", () => this.ask(false));
-    confirm.addEventListener("click", () => this.restart());
     this.interruptButton.addEventListener("click", () => this.interrupt());
     turns.addEventListener("change", () => this.update());
     this.update();
+  }
+
+  addAction({ name, label, confirm, question, path }) {
+    const button = el("button", {
+      class: "kernel-restart",
+      testid: `kernel-${name}`,
+      text: label,
+      attrs: { type: "button" },
+    });
+    const yes = el("button", { class: "danger", testid: `kernel-${name}-confirm`, text: confirm, attrs: { type: "button" } });
+    const cancel = el("button", { class: "link", text: "Cancel", attrs: { type: "button" } });
+    const box = el(
+      "span",
+      { class: "kernel-confirm", testid: `kernel-${name}-question`, attrs: { role: "alertdialog" } },
+      question,
+      yes,
+      cancel,
+    );
+    box.hidden = true;
+    this.buttons.append(button);
+    this.element.append(box);
+    this.questions.push(box);
+    button.addEventListener("click", () => this.ask(box));
+    cancel.addEventListener("click", () => this.ask(null));
+    yes.addEventListener("click", () => this.start(path));
   }
 
   /** What the variables listing said: {status, memory: {used, limit} | null}. */
@@ -82,7 +98,7 @@ export class KernelControls {
   update() {
     const phase = this.turns.phase;
     const busy = BUSY[phase];
-    this.restartButton.disabled = this.turns.running;
+    for (const button of this.buttons.children) button.disabled = this.turns.running;
     this.interruptButton.hidden = phase !== "cell";
     const word = busy ?? (this.running ? "Idle" : "Not running"); // idle too while the model thinks
     this.state.dataset.state = busy ? "busy" : this.running ? "idle" : "stopped";
@@ -94,8 +110,8 @@ export class KernelControls {
   }
 
   ask(open) {
-    this.question.hidden = !open;
-    this.restartButton.hidden = open;
+    for (const box of this.questions) box.hidden = box !== open;
+    this.buttons.hidden = open != null;
   }
 
   async interrupt() {
@@ -106,13 +122,13 @@ export class KernelControls {
     }
   }
 
-  async restart() {
-    this.ask(false);
+  async start(path) {
+    this.ask(null);
     try {
-      const answer = await this.api.post(`${this.apiBase}/kernel/restart`);
+      const answer = await this.api.post(`${this.apiBase}/${path}`);
       if (answer?.turn != null) this.turns.expect(answer.turn);
     } catch (error) {
-      this.onError(error.message); // a 409: a turn is running
+      this.onError(error.message); // a 409 (a turn is running), a 400 (no cell to run)
     }
   }
 }

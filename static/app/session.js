@@ -7,6 +7,7 @@ import { el } from "./dom.js";
 import { EventStream } from "./events.js";
 import { FilesPanel } from "./files.js";
 import { KernelControls } from "./kernel_controls.js";
+import { RerunDialog } from "./rerun.js";
 import { followBottom } from "./scroll.js";
 import { StatusBar } from "./status.js";
 import { Transcript } from "./transcript.js";
@@ -71,6 +72,9 @@ async function regenerate(turn) {
   }
 }
 
+const rerun =
+  owner && files ? new RerunDialog({ api, apiBase: config.apiBase, filesUrl: config.filesUrl, turns }) : null;
+
 const usage = new SessionUsage();
 const header = el(
   "header",
@@ -87,6 +91,8 @@ if (owner) {
     onError: (message) => composer.showError(message),
   });
   header.append(controls.element);
+  // Beside them, and hidden with them while one of their questions is asked.
+  if (rerun) controls.buttons.append(rerun.opener);
   variables = new VariablesPanel({
     api,
     apiBase: config.apiBase,
@@ -98,6 +104,7 @@ if (owner) {
 }
 if (files) header.append(drawerToggle("Files", "files-open", "files-toggle"));
 app.replaceChildren(header);
+if (rerun) app.append(rerun.form);
 if (!owner) {
   app.append(
     el("div", { class: "readonly-banner", testid: "readonly-banner", text: "Read-only shared view" }),

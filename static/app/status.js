@@ -64,7 +64,9 @@ export class StatusBar {
     else if (phase === "reading") this.activity.textContent = readingFiles(this.turns.reading);
     else if (phase !== "cell") this.activity.textContent = PHASES[phase];
     else {
-      const tick = () => (this.activity.textContent = `${PHASES.cell} ${seconds(Date.now() - since)}`);
+      const replay = this.turns.replay; // {index, of} of the replayed cell that runs
+      const what = replay ? `Running cell ${replay.index} of ${replay.of}…` : PHASES.cell;
+      const tick = () => (this.activity.textContent = `${what} ${seconds(Date.now() - since)}`);
       tick();
       this.timer = setInterval(tick, 100);
     }

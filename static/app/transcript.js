@@ -55,7 +55,9 @@ export class Transcript {
         return this.add(this.question(payload, turn, seq));
       case "cell": {
         const via = payload.via === "mcp" ? viaMcp(payload, "run") : "";
-        this.ownCell = this.addCell(payload.code ?? "", "user", { seq, via, editedFrom: payload.edited_from });
+        const replay = payload.replay ?? null;
+        const author = replay?.by === "model" ? "assistant" : "user";
+        this.ownCell = this.addCell(payload.code ?? "", author, { seq, via, editedFrom: payload.edited_from, replay });
         return;
       }
       case "tool_call":
@@ -202,7 +204,7 @@ export class Transcript {
    * user's cell when the page did not (an MCP client), ``editedFrom`` the seq of the cell it is
    * an edited copy of. The model's cells start folded to a one-line summary, the user's open:
    * the model's code is there to check, not to read through. */
-  addCell(code, author, { seq = null, via = "", editedFrom = null } = {}) {
+  addCell(code, author, { seq = null, via = "", editedFrom = null, replay = null } = {}) {
     this.stopStreaming();
     const section = el("section", { class: "cell", testid: "code-cell" });
     if (seq != null) section.id = `cell-${seq}`;
@@ -238,6 +240,7 @@ export class Transcript {
         testid: "cell-author",
         text: author === "user" ? via || "your cell" : "run by the assistant",
       }),
+      ...(replay ? [replayMark(replay)] : []),
       el("span", { class: "cell-summary", testid: "cell-summary", text: summary(code) }),
       el("span", { class: "cell-lines", text: `${lines} line${lines === 1 ? "" : "s"}` }),
       el("span", { class: "cell-state" }),
@@ -446,4 +449,9 @@ function shape({ rows, columns, tables = [], format }) {
 /** "run over MCP by Claude Desktop": a request an MCP client made with the owner's token. */
 function viaMcp(payload, verb) {
   return `${verb} over MCP by ${payload.client || "an MCP client"}`;
+}
+
+/** A replayed cell's mark: which of the replay's cells it is (Restart and run all, Run again). */
+function replayMark({ index, of }) {
+  return el("span", { class: "cell-replay", testid: "cell-replay", text: `replay ${index} of ${of}` });
 }

@@ -4,7 +4,8 @@
 // phase: "queued" (asked, not started), "thinking" (waiting for the model), "retrying" (the
 // model failed before answering and is asked again: `retry` says which of how many), "writing"
 // (the model's text streams in), "reading" (the turn waits for uploads still being read into the
-// sandbox: `reading` names them), "cell" (code runs), "restarting" (a fresh kernel is made),
+// sandbox: `reading` names them), "cell" (code runs; a replay's cells one after another),
+// "restarting" (a fresh kernel is made),
 // "saving" (the turn's work is done and the
 // kernel is being snapshotted; a turn asked for meanwhile waits for it, in `waiting`); null when
 // no turn runs.
@@ -13,10 +14,11 @@ export class Turns extends EventTarget {
   ended = new Set();
   phase = null;
   since = 0; // when the phase began, ms since the epoch
-  kind = null; // the running turn's: "chat", "cell" or "restart"
+  kind = null; // the running turn's: "chat", "cell", "restart" or "replay"
   current = null; // the running turn's id
   retry = null; // while retrying: the model_retry payload ({retry, retries, delay, reason})
   reading = []; // while reading: the paths of the uploads the turn waits for
+  replay = null; // while a replay's cell runs: its {index, of}
 
   /** A turn asked for while the running one saves the kernel: it starts when that ends. */
   get waiting() {
@@ -36,6 +38,7 @@ export class Turns extends EventTarget {
       case "cell":
       case "tool_call":
         if (turn != null) this.open.add(turn);
+        this.replay = payload?.replay ?? null;
         return this.behindSave(turn) ? this.changed() : this.enter("cell", at);
       case "turn_started":
         this.open.add(turn);
@@ -43,8 +46,10 @@ export class Turns extends EventTarget {
         this.kind = payload?.kind ?? null;
         if (this.kind === "chat") return this.enter("thinking", at);
         if (this.kind === "restart") return this.enter("restarting", at);
+        if (this.kind === "replay") return this.enter("cell", at);
         return this.phase === "cell" ? this.changed() : this.enter("cell", at); // it waited: runs now
       case "cell_done":
+        if (this.kind === "replay") return this.changed(); // its next cell, or its end, follows
         return this.enter(this.kind === "chat" ? "thinking" : "saving", at);
       case "saving":
         return this.phase === "saving" ? undefined : this.enter("saving", at);
@@ -89,6 +94,7 @@ export class Turns extends EventTarget {
 
   enter(phase, at) {
     if (phase !== "retrying") this.retry = null;
+    if (phase !== "cell") this.replay = null;
     if (phase !== "reading") this.reading = [];
     this.phase = phase;
     this.since = at;
