@@ -10,6 +10,7 @@ const NUMERIC = new Set(["integer", "number"]);
 const SORTERS = { integer: "number", number: "number", boolean: "boolean", string: "string" };
 const MISSING = { number: "NaN", integer: "<NA>", datetime: "NaT", duration: "NaT" };
 const FROZEN_INDEX_FROM = 600; // px of width: narrower, the index scrolls away with the rest
+const grids = new WeakMap(); // a drawn table's box → {table, fields}
 
 /**
  * The grid for ``resource`` (an object or a promise of one: {schema: {fields, primaryKey},
@@ -22,7 +23,9 @@ export function dataTable(resource, fallback) {
   box.dataset.state = "loading";
   Promise.all([resource, loadTabulator(), shown(box)])
     .then(([table, Tabulator]) => {
-      box.replaceChildren(...grid(Tabulator, table, box.clientWidth));
+      const { parts, ...drawn } = grid(Tabulator, table, box.clientWidth);
+      box.replaceChildren(...parts);
+      grids.set(box, drawn);
       box.dataset.state = "grid";
     })
     .catch((error) => {
@@ -30,6 +33,12 @@ export function dataTable(resource, fallback) {
       console.warn("The interactive table could not be drawn; the HTML table stays.", error);
     });
   return box;
+}
+
+/** A grid's rows as ``separated`` text (its cell's Copy output), or null for any other node. */
+export function tableText(node) {
+  const drawn = grids.get(node);
+  return drawn ? separated(drawn.table, drawn.fields, "\t") : null;
 }
 
 /** Resolves once ``element`` has a width: it is in the page and not hidden. */
@@ -69,6 +78,7 @@ function grid(Tabulator, resource, width) {
     clipboard: "copy",
     clipboardCopyRowRange: "range",
     clipboardCopyStyled: false,
+    clipboardCopyConfig: { columnHeaders: false }, // the cells alone, as a spreadsheet copies them
     placeholder: () => el("span", { class: "data-grid-empty", text: "No rows match." }),
   });
 
@@ -106,7 +116,7 @@ function grid(Tabulator, resource, width) {
   const parts = [el("div", { class: "data-table-bar" }, filter, copy, download), holder];
   const note = partial(resource, rows.length, fields.length - index.size);
   if (note) parts.push(el("p", { class: "data-table-note", testid: "data-table-note", text: note }));
-  return parts;
+  return { parts, table, fields };
 }
 
 /** A column of the grid; an index column (pandas' row labels) is frozen at the left when

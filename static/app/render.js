@@ -1,5 +1,5 @@
 // A cell's outputs as DOM: streamed text, rich results (Plotly, images, tables, text) and errors.
-import { dataTable } from "./data_table.js";
+import { dataTable, tableText } from "./data_table.js";
 import { el } from "./dom.js";
 import { openLightbox } from "./lightbox.js";
 import { htmlFragment, markdownFragment } from "./sanitize.js";
@@ -181,8 +181,10 @@ export function outputText(output) {
   const parts = [];
   for (const node of output.children) {
     const state = streams.get(node);
+    const table = state ? null : tableText(node); // a grid: its rows, not its buttons and pages
     if (state?.rest) parts.push(node.firstChild.data + drawnRest(state).join(""));
     else if (state) parts.push(node.firstChild.data + overwritten(state.tail));
+    else if (table != null) parts.push(table);
     else if (!node.matches("button")) parts.push(node.innerText ?? node.textContent);
   }
   return parts.join("\n");

@@ -95,6 +95,14 @@ def test_a_dataframe_is_a_grid_that_sorts_filters_pages_copies_and_downloads(sta
     table.get_by_test_id("data-table-copy").click()
     copied = pasted(page).splitlines()
     assert copied[0] == "index\tid\tcity\tamount" and len(copied) == 201 and copied[1] == "3\t3\tKyiv\t4.5"
+    page.get_by_test_id("copy-output").click()  # the cell's Copy output: the same rows
+    assert pasted(page).splitlines() == copied
+    # A range of cells, selected with the mouse, copied with Ctrl+C.
+    cells = table.locator(".tabulator-row .tabulator-cell[tabulator-field=c1]")
+    cells.nth(0).click()
+    cells.nth(2).click(modifiers=["Shift"])
+    page.keyboard.press("Control+C")
+    assert pasted(page).splitlines() == ["3", "8", "13"]
 
     # A column is resized by dragging its header's edge.
     amount = table.locator(".tabulator-col", has_text=re.compile(r"^amount$"))
@@ -129,6 +137,15 @@ def test_a_share_page_and_a_phone_show_the_grid(stack, web, alice_login, browser
     page = alice_login()
     run_frame(page, web)
     expect(page.get_by_test_id("data-table")).to_have_attribute("data-state", "grid", timeout=30_000)
+    # What a column's name or a value holds is text, never markup.
+    composer = page.get_by_test_id("composer-input")
+    composer.fill("pd.DataFrame({'<img src=x>': ['<b>bold</b>']})")
+    composer.press("Control+Enter")
+    hostile = page.get_by_test_id("data-table").nth(1)
+    expect(hostile).to_have_attribute("data-state", "grid", timeout=60_000)
+    expect(hostile.locator(".tabulator-col-title").nth(1)).to_have_text("<img src=x>")
+    expect(hostile.locator(".tabulator-cell[tabulator-field=c1]")).to_have_text("<b>bold</b>")
+    assert hostile.get_by_test_id("data-grid").locator("img, b").count() == 0
     link = ShareLink.objects.create(session=AnalysisSession.objects.get(owner__username="alice"))
 
     phone = browser.new_context(viewport={"width": 390, "height": 844})
@@ -136,7 +153,7 @@ def test_a_share_page_and_a_phone_show_the_grid(stack, web, alice_login, browser
         viewer = phone.new_page()
         said = watched(viewer)
         viewer.goto(f"{web}/s/{link.token}/")
-        table = viewer.get_by_test_id("data-table")
+        table = viewer.get_by_test_id("data-table").first
         expect(table).to_have_attribute("data-state", "grid", timeout=30_000)  # read through the share
         expect(table.locator(".tabulator-row")).to_have_count(10)
         expect(table.locator(".tabulator-page-counter")).to_have_text("Showing 1-10 of 1000 rows")
