@@ -23,9 +23,7 @@ export function dataTable(resource, fallback) {
   box.dataset.state = "loading";
   Promise.all([resource, loadTabulator(), shown(box)])
     .then(([table, Tabulator]) => {
-      const { parts, ...drawn } = grid(Tabulator, table, box.clientWidth);
-      box.replaceChildren(...parts);
-      grids.set(box, drawn);
+      grids.set(box, drawGrid(box, Tabulator, table));
       box.dataset.state = "grid";
     })
     .catch((error) => {
@@ -54,7 +52,9 @@ function shown(element) {
   });
 }
 
-function grid(Tabulator, resource, width) {
+/** The grid and its bar drawn in place of what ``box`` holds; returns {table, fields}. */
+function drawGrid(box, Tabulator, resource) {
+  const roomy = box.clientWidth >= FROZEN_INDEX_FROM;
   const fields = resource.schema?.fields ?? [];
   const index = new Set(resource.schema?.primaryKey ?? []);
   // Fields by position (c0, c1…): a column's name may hold dots, which Tabulator reads as nesting.
@@ -62,9 +62,30 @@ function grid(Tabulator, resource, width) {
     Object.fromEntries(fields.map((field, i) => [`c${i}`, record[field.name] ?? null])),
   );
   const holder = el("div", { class: "data-grid", testid: "data-grid" });
+  const filter = el("input", {
+    class: "data-table-filter",
+    testid: "data-table-filter",
+    attrs: { type: "search", placeholder: "Filter rows", "aria-label": "Filter rows" },
+  });
+  const copy = el("button", {
+    class: "copy-button",
+    testid: "data-table-copy",
+    text: "Copy",
+    attrs: { type: "button", title: "Copy the rows (filtered and sorted) as tab-separated text" },
+  });
+  const download = el("button", {
+    class: "copy-button",
+    testid: "data-table-download",
+    text: "Download CSV",
+    attrs: { type: "button", title: "The rows as they are filtered and sorted, every page" },
+  });
+  const note = partial(resource, rows.length, fields.length - index.size);
+  box.replaceChildren(el("div", { class: "data-table-bar" }, filter, copy, download), holder);
+  if (note) box.append(el("p", { class: "data-table-note", testid: "data-table-note", text: note }));
+
   const table = new Tabulator(holder, {
     data: rows,
-    columns: fields.map((field, i) => column(field, `c${i}`, index.has(field.name), width >= FROZEN_INDEX_FROM)),
+    columns: fields.map((field, i) => column(field, `c${i}`, index.has(field.name), roomy)),
     layout: "fitData",
     renderVertical: "basic",
     pagination: true,
@@ -84,39 +105,21 @@ function grid(Tabulator, resource, width) {
 
   table.on("dataSorted", () => table.getPage() > 1 && table.setPage(1)); // a new order starts at its top
 
-  const filter = el("input", {
-    class: "data-table-filter",
-    testid: "data-table-filter",
-    attrs: { type: "search", placeholder: "Filter rows", "aria-label": "Filter rows" },
-  });
   let typing = null;
   filter.addEventListener("input", () => {
     clearTimeout(typing);
     typing = setTimeout(() => {
       const wanted = filter.value.trim().toLowerCase();
-      if (wanted) table.setFilter((row) => Object.values(row).some((value) => matches(value, wanted)));
+      // What the cells show is what is matched: "nan" finds the missing numbers.
+      const shows = (row) =>
+        fields.some((field, i) => shownAs(row[`c${i}`], field.type).toLowerCase().includes(wanted));
+      if (wanted) table.setFilter(shows);
       else table.clearFilter();
     }, 120);
   });
-  const copy = el("button", {
-    class: "copy-button",
-    testid: "data-table-copy",
-    text: "Copy",
-    attrs: { type: "button", title: "Copy the rows (filtered and sorted) as tab-separated text" },
-  });
   copyOnClick(copy, () => separated(table, fields, "\t"));
-  const download = el("button", {
-    class: "copy-button",
-    testid: "data-table-download",
-    text: "Download CSV",
-    attrs: { type: "button", title: "The rows as they are filtered and sorted, every page" },
-  });
   download.addEventListener("click", () => table.download("csv", "table.csv", { bom: true }));
-
-  const parts = [el("div", { class: "data-table-bar" }, filter, copy, download), holder];
-  const note = partial(resource, rows.length, fields.length - index.size);
-  if (note) parts.push(el("p", { class: "data-table-note", testid: "data-table-note", text: note }));
-  return { parts, table, fields };
+  return { table, fields };
 }
 
 /** A column of the grid; an index column (pandas' row labels) is frozen at the left when
@@ -130,13 +133,8 @@ function column(field, key, isIndex, roomy) {
     titleFormatter: () => document.createTextNode(field.name),
     formatter: (cell) => {
       const value = cell.getValue();
-      const text = shownAs(value, field.type);
-      if (value == null) {
-        cell.getElement().classList.add("missing");
-      } else if (text.length > 40) {
-        cell.getElement().title = text;
-      }
-      return document.createTextNode(text);
+      if (value == null) cell.getElement().classList.add("missing");
+      return document.createTextNode(shownAs(value, field.type)); // a long one: widen its column
     },
     sorter: SORTERS[field.type] ?? "alphanum",
     hozAlign: numeric ? "right" : "left",
@@ -166,10 +164,6 @@ function shownAs(value, type) {
   return String(value);
 }
 
-function matches(value, wanted) {
-  return value != null && String(value).toLowerCase().includes(wanted);
-}
-
 /** The active rows (filtered, sorted, every page) with a header line, as text cells split by
  * ``separator`` (tabs and newlines inside a value become spaces). */
 function separated(table, fields, separator) {
@@ -191,5 +185,6 @@ function partial(resource, rows, columns) {
   if (rows < totalRows) cut.push(`${count(rows)} of ${count(totalRows)} rows`);
   if (columns < totalColumns) cut.push(`${count(columns)} of ${count(totalColumns)} columns`);
   if (!cut.length) return "";
-  return `The first ${cut.join(" and the first ")} are here: sorting, filtering, copying and downloading work on those.`;
+  const work = "sorting, filtering, copying and downloading work on those";
+  return `The first ${cut.join(" and the first ")} are here: ${work}.`;
 }
