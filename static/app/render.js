@@ -15,8 +15,8 @@ const stripAnsi = (text) => text.replace(ANSI, "");
 /**
  * One `result` event as an element, chosen by preference: Plotly > image > a table's grid (over
  * its HTML table, shown until the grid is drawn and if it cannot be) > HTML > markdown > JSON >
- * plain text. Parts stored as artifacts are fetched from artifactBase, so a
- * shared page reads them through its own token; the element is returned at once and filled in.
+ * plain text. Parts stored as artifacts are fetched from artifactBase, so a shared page reads
+ * them through its own token; the element is returned at once and filled in.
  */
 export function renderResult(payload, artifactBase) {
   const data = payload.data ?? {};
