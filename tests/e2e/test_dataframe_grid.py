@@ -139,13 +139,16 @@ def test_a_share_page_and_a_phone_show_the_grid(stack, web, alice_login, browser
     expect(page.get_by_test_id("data-table")).to_have_attribute("data-state", "grid", timeout=30_000)
     # What a column's name or a value holds is text, never markup.
     composer = page.get_by_test_id("composer-input")
-    composer.fill("pd.DataFrame({'<img src=x>': ['<b>bold</b>']})")
+    composer.fill("pd.DataFrame({'<img src=x>': ['<b>bold</b>', None], 'x': [np.nan, np.inf]})")
     composer.press("Control+Enter")
     hostile = page.get_by_test_id("data-table").nth(1)
     expect(hostile).to_have_attribute("data-state", "grid", timeout=60_000)
     expect(hostile.locator(".tabulator-col-title").nth(1)).to_have_text("<img src=x>")
-    expect(hostile.locator(".tabulator-cell[tabulator-field=c1]")).to_have_text("<b>bold</b>")
+    expect(hostile.locator(".tabulator-cell[tabulator-field=c1]")).to_have_text(["<b>bold</b>", "None"])
     assert hostile.get_by_test_id("data-grid").locator("img, b").count() == 0
+    # What is missing reads as pandas prints it, greyed; an infinity as inf.
+    expect(hostile.locator(".tabulator-cell[tabulator-field=c2]")).to_have_text(["NaN", "inf"])
+    expect(hostile.locator(".tabulator-cell.missing")).to_have_count(2)
     link = ShareLink.objects.create(session=AnalysisSession.objects.get(owner__username="alice"))
 
     phone = browser.new_context(viewport={"width": 390, "height": 844})
