@@ -41,6 +41,7 @@ EXTENSIONS = {
     "image/svg+xml": ".svg",
     "text/html": ".html",
     "application/vnd.plotly.v1+json": ".json",
+    "application/vnd.dataresource+json": ".json",  # a DataFrame's first rows, for the page's grid
     "application/json": ".json",
 }
 BINARY = ("image/png", "image/jpeg")

@@ -1,19 +1,22 @@
 // A cell's outputs as DOM: streamed text, rich results (Plotly, images, tables, text) and errors.
+import { dataTable, tableText } from "./data_table.js";
 import { el } from "./dom.js";
 import { openLightbox } from "./lightbox.js";
 import { htmlFragment, markdownFragment } from "./sanitize.js";
 import { loadPlotly } from "./vendor.js";
 
 const PLOTLY = "application/vnd.plotly.v1+json";
+const TABLE = "application/vnd.dataresource+json";
 const IMAGES = { "image/png": "png", "image/jpeg": "jpg", "image/svg+xml": "svg" };
 const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]/g;
 
 const stripAnsi = (text) => text.replace(ANSI, "");
 
 /**
- * One `result` event as an element, chosen by preference: Plotly > image > HTML table >
- * markdown > JSON > plain text. Parts stored as artifacts are fetched from artifactBase, so a
- * shared page reads them through its own token; the element is returned at once and filled in.
+ * One `result` event as an element, chosen by preference: Plotly > image > a table's grid (over
+ * its HTML table, shown until the grid is drawn and if it cannot be) > HTML > markdown > JSON >
+ * plain text. Parts stored as artifacts are fetched from artifactBase, so a shared page reads
+ * them through its own token; the element is returned at once and filled in.
  */
 export function renderResult(payload, artifactBase) {
   const data = payload.data ?? {};
@@ -28,10 +31,15 @@ export function renderResult(payload, artifactBase) {
     const src = image in artifacts ? url(image) : dataUrl(image, data[image]);
     return imageOutput(src, IMAGES[image]);
   }
-  if (has("text/html")) {
+  const html = () => {
     const box = el("div", { class: "table-output", testid: "table-output" });
     return filled(box, load("text/html", "text"), (html) => htmlFragment(String(html)));
+  };
+  if (has(TABLE)) {
+    const text = () => el("pre", { class: "text-output", text: stripAnsi(String(data["text/plain"] ?? "")) });
+    return dataTable(load(TABLE, "json"), has("text/html") ? html() : text()); // a Series has no HTML
   }
+  if (has("text/html")) return html();
   if (has("text/markdown")) {
     const box = el("div", { class: "markdown result-markdown" });
     return filled(box, load("text/markdown", "text"), (text) => markdownFragment(String(text)));
@@ -173,8 +181,10 @@ export function outputText(output) {
   const parts = [];
   for (const node of output.children) {
     const state = streams.get(node);
+    const table = state ? null : tableText(node); // a grid: its rows, not its buttons and pages
     if (state?.rest) parts.push(node.firstChild.data + drawnRest(state).join(""));
     else if (state) parts.push(node.firstChild.data + overwritten(state.tail));
+    else if (table != null) parts.push(table);
     else if (!node.matches("button")) parts.push(node.innerText ?? node.textContent);
   }
   return parts.join("\n");

@@ -22,3 +22,18 @@ export function loadPlotly() {
   });
   return plotlyLoading;
 }
+
+// Tabulator (the tables' grid, 450 kB) is imported when the first table is seen, for the same reason.
+let tabulatorLoading = null;
+
+/** Tabulator's class with all its modules; rejects when it cannot be loaded (the next table tries again). */
+export function loadTabulator() {
+  tabulatorLoading ??= import("/static/vendor/tabulator_esm.min.js").then(
+    (module) => module.TabulatorFull,
+    (error) => {
+      tabulatorLoading = null;
+      throw error;
+    },
+  );
+  return tabulatorLoading;
+}

@@ -1,4 +1,5 @@
-"""What the model reads of a cell: truncated output with a marker, tracebacks whole, charts or a note."""
+"""What the model reads of a cell: truncated output with a marker, tracebacks whole, charts or a
+note, a table as its text (its data for the grid stays with the page)."""
 
 from analyst.agent.providers import ImagePart, TextPart
 from analyst.agent.tools import execution_text, tool_result
@@ -29,6 +30,14 @@ def test_charts_go_back_as_images_or_as_a_note():
     without = tool_result("t1", execution, limit=1000, images=False)
     assert not any(isinstance(part, ImagePart) for part in without.content)
     assert any(isinstance(p, TextPart) and "cannot see images" in p.text for p in without.content)
+
+
+def test_a_tables_data_is_for_the_page_not_the_model():
+    text = "   n\n0  0\n1  1"
+    table = {"schema": {"fields": [{"name": "n", "type": "integer"}]}, "data": [{"n": 0}], "total_rows": 2}
+    bundle = {"text/plain": text, "text/html": "<table></table>", "application/vnd.dataresource+json": table}
+    execution = Execution(results=[Result.from_bundle(bundle, is_main_result=True)])
+    assert tool_result("t1", execution, limit=1000, images=True).content == [TextPart(text.strip())]
 
 
 def test_an_empty_cell_says_so():

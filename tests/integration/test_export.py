@@ -83,6 +83,8 @@ def test_the_notebook_is_valid_holds_everything_and_runs_top_to_bottom(analysed,
     read, missing, chart, figure, own = code
     assert read.outputs[0] == {"output_type": "stream", "name": "stdout", "text": "3 rows\n"}
     assert read.outputs[1].output_type == "execute_result" and "south" in read.outputs[1].data["text/html"]
+    table = read.outputs[1].data["application/vnd.dataresource+json"]  # the grid's data, kept
+    assert table["total_rows"] == 3 and table["data"][1] == {"index": 1, "region": "south", "amount": 32}
     assert missing.metadata["tags"] == ["raises-exception"]
     assert missing.outputs[-1].output_type == "error" and missing.outputs[-1].ename == "KeyError"
     assert base64.b64decode(chart.outputs[-1].data["image/png"]).startswith(b"\x89PNG")  # from storage

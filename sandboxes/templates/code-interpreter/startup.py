@@ -97,11 +97,25 @@ def _offline_packages() -> None:
     get_ipython().register_magic_function(pip, "line", "pip")  # type: ignore[name-defined]  # noqa: F821
 
 
+def _tables_as_data() -> None:
+    """A DataFrame or Series shown also carries its first rows as data, for the page's grid
+    (data_tables.py: pandas' own table schema output has no row cap and no total count)."""
+    import os
+    from importlib.util import module_from_spec, spec_from_file_location
+
+    template = os.environ.get("SANDBOX_TEMPLATE", "/opt/template")
+    spec = spec_from_file_location("data_tables", os.path.join(template, "data_tables.py"))
+    module = module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    module.register(get_ipython())  # type: ignore[name-defined]  # noqa: F821
+
+
 _prepare_matplotlib()
 _prefer_interactive_plotly()
 _prepare_snapshots()
 _offline_packages()
-del _prepare_matplotlib, _prefer_interactive_plotly, _prepare_snapshots, _offline_packages
+_tables_as_data()
+del _prepare_matplotlib, _prefer_interactive_plotly, _prepare_snapshots, _offline_packages, _tables_as_data
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402, F401
