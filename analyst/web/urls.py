@@ -22,4 +22,5 @@ urlpatterns = [
     path("settings/tokens/<int:token_id>/revoke", tokens.token_revoke, name="api_token_revoke"),
     path("s/<str:token>/", views.shared_page, name="shared"),
     path("s/<str:token>/fork", views.shared_fork, name="shared_fork"),
+    path("s/<str:token>/static", views.shared_static, name="shared_static"),
 ]

@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from analyst import branches, forks, samples, sessions, shares, user_limits
+from analyst import branches, exports, forks, samples, sessions, shares, user_limits
 from analyst.agent.providers import availability
 from analyst.artifacts import StorageFull
 from analyst.models import AnalysisSession, ShareLink
@@ -175,6 +175,17 @@ def shared_page(request: HttpRequest, token: str) -> HttpResponse:
     }
     context = {"session": session, "app": app, "shared": True, "link": link}
     return render(request, "analyst/session.html", context)
+
+
+def shared_static(request: HttpRequest, token: str) -> HttpResponse:
+    """The shared session as a static page (the HTML report): what a viewer without scripts reads,
+    its tables as HTML. Sandboxed by its own CSP: nothing in it runs or loads."""
+    link = shares.get_shared(token)
+    made = exports.export(link.session, "html")
+    response = HttpResponse(made.content, content_type=made.content_type)
+    response["Content-Security-Policy"] = exports.REPORT_CSP
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
 
 
 @login_required

@@ -168,3 +168,16 @@ def test_a_share_page_and_a_phone_show_the_grid(stack, web, alice_login, browser
         assert viewer.evaluate("window.__violations") == [] and said == []
     finally:
         phone.close()
+
+    # Without scripts, the share page links a static copy, where the same table is HTML.
+    plain = browser.new_context(java_script_enabled=False)
+    try:
+        reader = plain.new_page()
+        reader.goto(f"{web}/s/{link.token}/")
+        reader.get_by_test_id("static-link").get_by_role("link").click()
+        reader.wait_for_url(f"{web}/s/{link.token}/static")
+        expect(reader.locator("table").filter(has_text="<img src=x>")).to_have_count(1)
+        assert reader.locator("table img, table b").count() == 0
+        shoot(reader, "without-scripts")
+    finally:
+        plain.close()

@@ -12,6 +12,7 @@ from analyst.models import AnalysisSession
 from tests.fakes.model_server import anthropic_text, anthropic_tool_call
 from tests.integration.conftest import wait_for
 from tests.integration.test_regenerate import ask, finished
+from tests.printed import printed
 
 LOOK = "import os\nprint('x' in dir(), 'y' in dir(), sorted(os.listdir('data')))"
 
@@ -58,7 +59,7 @@ def test_a_branch_at_question_two_of_three(stack, api, session):
     asked = log[len(before) + 1]
     assert asked["type"] == "user_message" and asked["payload"]["text"] == "Set z instead"
     # The kernel holds turn 1's variable, not turn 2's; the upload is there.
-    assert [e["payload"]["text"] for e in log if e["type"] == "stdout"] == ["True False ['sales.csv']\n"]
+    assert printed(log) == "True False ['sales.csv']\n"
     assert any(e["type"] == "assistant_message" and e["payload"]["text"] == "Only x is here." for e in log)
     # The model saw question 1 and its answer, then the edited question: nothing of 2 or 3.
     seen = json.dumps(stack.requests[-2].json["messages"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 from analyst.models import AnalysisSession, KernelSnapshot
 from tests.fakes.model_server import anthropic_text, anthropic_tool_call
 from tests.integration.test_regenerate import ask, finished
+from tests.printed import printed
 
 
 def three_questions(stack, api, session) -> list[int]:
@@ -46,7 +47,7 @@ def test_past_the_bound_a_branch_needs_an_empty_kernel(stack, api, session, extr
     log = finished(branch, 1)
     forked = next(e["payload"] for e in log if e["type"] == "forked")
     assert forked["kernel_state"] is False and "empty kernel" in forked["text"]
-    assert [e["payload"]["text"] for e in log if e["type"] == "stdout"] == ["False False\n"]
+    assert printed(log) == "False False\n"
 
 
 def test_past_the_bound_regenerate_runs_in_the_current_kernel(stack, api, session, extra_worker):
@@ -61,4 +62,4 @@ def test_past_the_bound_regenerate_runs_in_the_current_kernel(stack, api, sessio
     notices = [e["payload"] for e in log if e["type"] == "notice"]
     assert [n["code"] for n in notices] == ["state_lost"]
     assert "its last turn that ran code" in notices[0]["text"]
-    assert [e["payload"]["text"] for e in log if e["type"] == "stdout"] == ["3\n"]
+    assert printed(log) == "3\n"

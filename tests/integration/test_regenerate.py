@@ -10,6 +10,7 @@ import time
 from analyst import events
 from analyst.models import KernelSnapshot, Message, Turn
 from tests.fakes.model_server import anthropic_text, anthropic_tool_call
+from tests.printed import printed, printed_in_last_turn
 
 
 def finished(session, count: int) -> list[dict]:
@@ -62,7 +63,7 @@ def test_a_regenerated_answer_replaces_the_old_for_the_model(stack, api, session
 
     # The kernel was put back as it was after the first turn: the old answer's variables are gone.
     regenerated = [e for e in log if e["turn"] == again]
-    assert [e["payload"]["text"] for e in regenerated if e["type"] == "stdout"] == ["False 1\n"]
+    assert printed(regenerated) == "False 1\n"
     rewound = [e for e in regenerated if e["type"] == "kernel_restored"]
     assert len(rewound) == 1 and rewound[0]["payload"]["code"] == "kernel_rewound"
     assert regenerated[0]["type"] == "user_message"
@@ -84,7 +85,7 @@ def test_a_regenerated_answer_replaces_the_old_for_the_model(stack, api, session
     log = finished(session, 4)
     later = texts(stack.requests[6])
     assert "new answer" in later and "old answer" not in later and later.count("Make y") == 1
-    assert [e["payload"]["text"] for e in log if e["type"] == "stdout"][-1] == "11\n"
+    assert printed_in_last_turn(log) == "11\n"
 
 
 def test_an_answer_that_ran_no_code_leaves_the_kernel(stack, api, session):
@@ -124,4 +125,4 @@ def test_without_the_earlier_snapshot_it_runs_in_the_current_kernel(stack, api, 
     log = finished(session, 3)
     notice = [e["payload"] for e in log if e["type"] == "notice"]
     assert len(notice) == 1 and notice[0]["code"] == "state_lost" and "current kernel" in notice[0]["text"]
-    assert [e["payload"]["text"] for e in log if e["type"] == "stdout"] == ["2\n"]
+    assert printed(log) == "2\n"

@@ -8,7 +8,8 @@ import time
 
 from analyst.models import Turn
 from tests.integration.conftest import wait_for
-from tests.integration.test_resume_and_fork import run_cell, stdout_of_last_turn
+from tests.integration.test_resume_and_fork import run_cell
+from tests.printed import printed_in_last_turn
 
 
 def run_all(api, session) -> list[dict]:
@@ -44,7 +45,7 @@ def test_run_all_rebuilds_the_state_from_an_empty_kernel(stack, api, session):
     assert stack.requests == []  # the model is not called
 
     log = run_cell(api, session, "print(x, y, 'leftover' in dir())")
-    assert stdout_of_last_turn(log) == "21 40 False\n"
+    assert printed_in_last_turn(log) == "21 40 False\n"
 
     # A second run-all replays what the first left: the same three cells, none twice.
     again = run_all(api, session)
@@ -72,7 +73,7 @@ def test_run_all_stops_at_the_first_error(stack, api, session):
     assert not Turn.objects.filter(session=session, kind=Turn.Kind.CHAT).exists()  # no repair asked
 
     log = run_cell(api, session, "print('a' in dir(), 'b' in dir())")
-    assert stdout_of_last_turn(log) == "True False\n"
+    assert printed_in_last_turn(log) == "True False\n"
 
 
 def test_stop_ends_a_replay_between_its_cells(stack, api, session):

@@ -9,6 +9,7 @@ import time
 from analyst.models import AnalysisSession, DataFile, Turn
 from tests.integration.conftest import wait_for
 from tests.integration.test_resume_and_fork import _csv, run_cell
+from tests.printed import printed_in_last_turn
 
 SALES = b"region,amount\nnorth,10\nsouth,32\neast,7\n"
 MARCH = b"region,amount,note\nnorth,100,\nsouth,320,peak\neast,70,\nwest,5,\n"
@@ -71,4 +72,4 @@ def test_the_same_cells_on_a_file_with_the_same_columns_give_its_numbers(stack, 
     assert session.events.count() == before
     log = run_cell(api, session, TOTAL)
     assert log[-2]["type"] != "error"
-    assert [e["payload"]["text"] for e in log if e["type"] == "stdout"][-1] == "total 49 rows 3\n"
+    assert printed_in_last_turn(log) == "total 49 rows 3\n"

@@ -11,6 +11,7 @@ from tests.fakes.model_server import anthropic_text, anthropic_tool_call
 from tests.integration.conftest import wait_for
 from tests.integration.test_resume_and_fork import run_cell
 from tests.integration.test_run_again_on_another_file import READ, SALES, uploaded
+from tests.printed import printed
 
 SOUTH = "south = int(sales.set_index('region').loc['south', 'amount'])\nprint('south', south)"
 AFTER = "print('share', round(south / sales.amount.sum(), 2))"
@@ -55,8 +56,7 @@ def test_the_model_is_asked_to_repair_the_cell_and_its_fix_runs(stack, api, sess
     # The model read the replay (each cell and its error, the cell after it) and the question.
     sent = str(stack.requests[0].json["messages"])
     assert "KeyError" in sent and "Cell 2 of 3 failed" in sent and "round(south" in sent
-    stdout = [e["payload"]["text"] for e in log if e["type"] == "stdout"]
-    assert stdout[-2:] == ["south 60\n", "share 0.6\n"]
+    assert printed(log).endswith("south 60\nshare 0.6\n")
 
 
 def test_without_a_model_it_says_where_it_stopped(stack, api, session):

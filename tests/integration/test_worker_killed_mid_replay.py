@@ -7,7 +7,8 @@ import time
 
 from analyst.models import Turn
 from tests.integration.conftest import LEASE_SECONDS, wait_for
-from tests.integration.test_resume_and_fork import run_cell, stdout_of_last_turn
+from tests.integration.test_resume_and_fork import run_cell
+from tests.printed import printed, printed_in_last_turn
 
 SLOW_ON_REPLAY = (
     "import os, time\nprint('working', flush=True)\nif os.path.exists('slow.flag'):\n    time.sleep(120)"
@@ -36,7 +37,7 @@ def test_a_replay_whose_worker_died_fails_once_and_keeps_what_it_showed(stack, a
     mine = [e for e in log if e["turn"] == replay]
     assert [e["type"] for e in mine].count("turn_started") == 1
     assert [e["payload"]["code"] for e in mine if e["type"] == "cell"] == ["print('one')", SLOW_ON_REPLAY]
-    assert [e["payload"]["text"] for e in mine if e["type"] == "stdout"] == ["one\n", "working\n"]
+    assert printed(mine) == "one\nworking\n"
 
     after = api.post(f"/api/sessions/{session.id}/cells", {"code": "print('still here')"}, "application/json")
     assert after.status_code == 202
@@ -44,4 +45,4 @@ def test_a_replay_whose_worker_died_fails_once_and_keeps_what_it_showed(stack, a
     while not session.events.filter(turn_id=after.json()["turn"], type="turn_done").exists():
         assert time.monotonic() < deadline, "the next cell did not run"
         time.sleep(0.05)
-    assert stdout_of_last_turn(wait_for(session)) == "still here\n"
+    assert printed_in_last_turn(wait_for(session)) == "still here\n"
