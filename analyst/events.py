@@ -81,7 +81,14 @@ def broadcast(session_id: object, event: dict[str, Any]) -> None:
     broadcaster.group_send(group_name(session_id), {"type": "session.event", "event": event})
 
 
+FIELDS = ("seq", "type", "payload", "turn_id", "created_at")
+
+
 def after(session_id: object, seq: int, limit: int = 1000) -> list[dict[str, Any]]:
-    """Stored events with a seq above ``seq``, oldest first."""
-    events = Event.objects.filter(session_id=session_id, seq__gt=seq).order_by("seq")[:limit]
-    return [as_dict(e) for e in events]
+    """Stored events with a seq above ``seq``, oldest first, as ``as_dict`` makes them (read as
+    rows, not model instances: a page loading a long log waits for this)."""
+    rows = Event.objects.filter(session_id=session_id, seq__gt=seq).order_by("seq").values_list(*FIELDS)
+    return [
+        {"seq": number, "type": kind, "payload": payload, "turn": turn, "created_at": created.isoformat()}
+        for number, kind, payload, turn, created in rows[:limit]
+    ]
