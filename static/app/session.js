@@ -6,7 +6,9 @@ import { copyOnClick } from "./copy.js";
 import { el } from "./dom.js";
 import { EventStream } from "./events.js";
 import { FilesPanel } from "./files.js";
+import { FoldedText } from "./folded.js";
 import { KernelControls } from "./kernel_controls.js";
+import { FOLD_LINES } from "./render.js";
 import { followBottom } from "./scroll.js";
 import { StatusBar } from "./status.js";
 import { Transcript } from "./transcript.js";
@@ -29,6 +31,7 @@ transcriptElement.dataset.empty = owner
 const transcript = new Transcript(transcriptElement, {
   artifactBase: config.artifactBase,
   onEdit: owner ? (code, seq) => composer.edit(code, seq) : null,
+  foldedText: new FoldedText(api, config.eventsUrl),
 });
 
 const files = config.filesUrl
@@ -100,6 +103,7 @@ new EventStream({
   api,
   eventsUrl: config.eventsUrl,
   wsUrl: config.wsUrl,
+  fold: FOLD_LINES,
   onState: (state) => status.setConnection(state),
   onEvent(event) {
     transcript.apply(event);

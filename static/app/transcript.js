@@ -16,11 +16,13 @@ const ENDS_CELL = new Set([
 
 export class Transcript {
   /** ``onEdit(code, seq)``, where given (the owner's page), puts a cell's code back in the
-   * composer to be edited and run again as a new cell. */
-  constructor(root, { artifactBase, onEdit = null }) {
+   * composer to be edited and run again as a new cell; ``foldedText`` (a FoldedText) loads the
+   * outputs the server left out of the page (?fold=). */
+  constructor(root, { artifactBase, onEdit = null, foldedText = null }) {
     this.root = root;
     this.artifactBase = artifactBase;
     this.onEdit = onEdit;
+    this.foldedText = foldedText;
     this.cells = new Map(); // tool_call_id → cell: where the model's tagged outputs go
     this.ownCell = null; // the user's own cell of this turn: where untagged outputs go
     this.running = null; // the cell whose code is running, until an event in ENDS_CELL
@@ -60,7 +62,7 @@ export class Transcript {
         return this.finishAssistant(payload.text ?? "");
       case "stdout":
       case "stderr":
-        return appendStream(this.outputFor(payload), type, payload.text ?? "");
+        return appendStream(this.outputFor(payload), type, payload.text ?? "", this.folded(seq, payload));
       case "result": {
         const node = renderResult(payload, this.artifactBase);
         if (node) this.outputFor(payload).append(node);
@@ -101,6 +103,12 @@ export class Transcript {
 
   add(node) {
     this.root.append(node);
+  }
+
+  /** A stream event's piece the server left out, with a way to load it; null for one it sent. */
+  folded(seq, { folded }) {
+    if (!folded || !this.foldedText) return null;
+    return { lines: folded.lines ?? 0, newline: Boolean(folded.newline), load: () => this.foldedText.load(seq) };
   }
 
   /** A cell of ``author`` ("user" or "assistant"), its event's ``seq``; ``via`` says who ran a
