@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import TextField
+from django.db.models.functions import Cast
 
 from analyst import broadcast as broadcaster
 from analyst.models import AnalysisSession, Event, Turn
@@ -82,6 +84,32 @@ def broadcast(session_id: object, event: dict[str, Any]) -> None:
 
 
 FIELDS = ("seq", "type", "payload", "turn_id", "created_at")
+
+
+def after_as_json(session_id: object, seq: int, limit: int = 1000) -> list[tuple[str, str, str]]:
+    """The events ``after`` returns, each as JSON text in two parts, (type, payload, the rest):
+    the payload as stored, not decoded to be encoded again (a page catching up on a long log
+    waits for this). ``as_json`` puts an event's parts together."""
+    rows = (
+        Event.objects.filter(session_id=session_id, seq__gt=seq)
+        .order_by("seq")
+        .values_list("seq", "type", Cast("payload", TextField()), "turn_id", "created_at")
+    )
+    return [
+        (
+            kind,
+            payload,
+            # A type is one of TYPES, a seq and a turn whole numbers: nothing there to escape.
+            f'"seq": {number:d}, "type": "{kind}", "turn": {"null" if turn is None else f"{turn:d}"}, '
+            f'"created_at": "{created.isoformat()}"',
+        )
+        for number, kind, payload, turn, created in rows[:limit]
+    ]
+
+
+def as_json(rest: str, payload: str) -> str:
+    """An event's JSON from the parts ``after_as_json`` gives (the payload perhaps changed)."""
+    return f'{{{rest}, "payload": {payload}}}'
 
 
 def after(session_id: object, seq: int, limit: int = 1000) -> list[dict[str, Any]]:

@@ -3,14 +3,16 @@ output's first lines do not reach carries its line count instead of its text."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 STREAMS = frozenset({"stdout", "stderr"})
 
 
-def fold_outputs(page: list[dict[str, Any]], *, lines: int) -> list[dict[str, Any]]:
-    """``page`` with the text of each stdout or stderr event that follows ``lines`` lines of the
-    same output replaced by ``folded: {"lines": <its newlines>, "newline": <ends with one>}``.
+def fold_outputs(page: list[tuple[str, str, str]], *, lines: int) -> list[tuple[str, str, str]]:
+    """``page`` (``events.after_as_json``'s parts) with the text of each stdout or stderr event
+    that follows ``lines`` lines of the same output replaced by
+    ``folded: {"lines": <its newlines>, "newline": <ends with one>}``.
 
     An output is what the page draws as one block: consecutive events of one stream for one cell
     (``tool_call_id``, or none for the user's own cell), counted from the page's first event;
@@ -20,22 +22,22 @@ def fold_outputs(page: list[dict[str, Any]], *, lines: int) -> list[dict[str, An
     """
     shown: dict[Any, tuple[str, int]] = {}  # cell → (its stream, lines so far)
     served = []
-    for event in page:
-        if event["type"] not in STREAMS:
+    for kind, encoded, rest in page:
+        if kind not in STREAMS:
             shown.clear()
-            served.append(event)
+            served.append((kind, encoded, rest))
             continue
-        payload = event["payload"]
+        payload = json.loads(encoded)
         text = payload.get("text") or ""
         cell = payload.get("tool_call_id")
-        stream, before = shown.get(cell, (event["type"], 0))
-        if stream != event["type"]:
+        stream, before = shown.get(cell, (kind, 0))
+        if stream != kind:
             before = 0
         count = text.count("\n")
-        shown[cell] = (event["type"], before + count)
+        shown[cell] = (kind, before + count)
         if before >= lines and text:
             folded = {"lines": count, "newline": text.endswith("\n")}
-            served.append({**event, "payload": {**payload, "text": "", "folded": folded}})
+            served.append((kind, json.dumps({**payload, "text": "", "folded": folded}), rest))
         else:
-            served.append(event)
+            served.append((kind, encoded, rest))
     return served

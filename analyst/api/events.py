@@ -12,7 +12,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
-from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.views.decorators.http import require_GET
 
 from analyst import events, sessions
@@ -54,9 +54,11 @@ def events_response(
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"
         return response
-    page = events.after(session_id, after, limit + 1)
+    page = events.after_as_json(session_id, after, limit + 1)
     served = fold_outputs(page[:limit], lines=fold) if fold else page[:limit]
-    return JsonResponse({"events": served, "more": len(page) > limit})
+    listed = ", ".join(events.as_json(rest, payload) for _, payload, rest in served)
+    body = f'{{"events": [{listed}], "more": {json.dumps(len(page) > limit)}}}'
+    return HttpResponse(body, content_type="application/json")
 
 
 def fold_lines(value: str | None) -> int | None:
