@@ -51,6 +51,13 @@ def session_new(request: HttpRequest) -> HttpResponse:
     return redirect("session", session_id=session.id)
 
 
+# The page's first read of its log (static/app/events.js: the first catch-up, folded at
+# render.js's FOLD_LINES), named in the page's head so the browser asks for it while it loads the
+# page's modules, and the page's own request gets that answer (tests/e2e/test_long_sessions.py
+# checks that it stays one request).
+FIRST_READ = "?after=0&limit=5000&fold=300"
+
+
 @login_required
 def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
     session = sessions.get_owned(request.user, session_id)
@@ -70,7 +77,13 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
         # Why the session's model cannot answer here ("" when it can): Send is off, cells run.
         "model-unavailable": availability.check(session.model).reason,
     }
-    context = {"session": session, "app": app, "share_links": shares.active(session), "shared": False}
+    context = {
+        "session": session,
+        "app": app,
+        "first_read": f"{base}/events{FIRST_READ}",
+        "share_links": shares.active(session),
+        "shared": False,
+    }
     return render(request, "analyst/session.html", context)
 
 
@@ -132,7 +145,13 @@ def shared_page(request: HttpRequest, token: str) -> HttpResponse:
         "max-upload": "0",
         "model-unavailable": "",
     }
-    context = {"session": session, "app": app, "shared": True, "link": link}
+    context = {
+        "session": session,
+        "app": app,
+        "first_read": f"{base}/events{FIRST_READ}",
+        "shared": True,
+        "link": link,
+    }
     return render(request, "analyst/session.html", context)
 
 
