@@ -1,6 +1,7 @@
 // The session page: builds the app inside <main id="app"> from its data attributes and wires
 // the live event stream to the transcript, the status bar, the composer and the files panel.
 import { Api } from "./api.js";
+import { Backlog } from "./backlog.js";
 import { Composer } from "./composer.js";
 import { copyOnClick } from "./copy.js";
 import { el } from "./dom.js";
@@ -33,6 +34,7 @@ const transcript = new Transcript(transcriptElement, {
   onEdit: owner ? (code, seq) => composer.edit(code, seq) : null,
   foldedText: new FoldedText(api, config.eventsUrl),
 });
+const backlog = new Backlog(transcript, transcriptElement);
 
 const files = config.filesUrl
   ? new FilesPanel({
@@ -105,8 +107,9 @@ new EventStream({
   wsUrl: config.wsUrl,
   fold: FOLD_LINES,
   onState: (state) => status.setConnection(state),
+  onCaughtUp: () => backlog.release(),
   onEvent(event) {
-    transcript.apply(event);
+    backlog.apply(event);
     turns.apply(event);
     if (event.type === "file_added") files?.fileAdded(event.payload);
     else if (event.type === "file_removed") files?.fileRemoved(event.payload);

@@ -14,6 +14,9 @@ const ENDS_CELL = new Set([
   "turn_done", "turn_cancelled", "turn_failed",
 ]);
 
+// What a turn's events leave in the transcript's state while they are drawn.
+const BETWEEN_TURNS = ["root", "cells", "ownCell", "running", "streaming", "waiting"];
+
 export class Transcript {
   /** ``onEdit(code, seq)``, where given (the owner's page), puts a cell's code back in the
    * composer to be edited and run again as a new cell; ``foldedText`` (a FoldedText) loads the
@@ -28,7 +31,7 @@ export class Transcript {
     this.running = null; // the cell whose code is running, until an event in ENDS_CELL
     this.streaming = null; // the assistant message being streamed: {box, text}
     this.waiting = null; // "Reading ventes.csv…" while a turn waits for its uploads: {turn, box}
-    this.described = new Set(); // ids of uploads whose file_added has been shown
+    this.described = new Map(); // upload id → the seq of its first file_added
   }
 
   apply({ type, turn, seq, payload = {} }) {
@@ -76,7 +79,7 @@ export class Transcript {
       case "forked":
         return this.notice(payload.text ?? "", type);
       case "file_added":
-        return this.fileAdded(payload);
+        return this.fileAdded(payload, seq);
       case "file_removed":
         return this.add(
           el("div", {
@@ -103,6 +106,31 @@ export class Transcript {
 
   add(node) {
     this.root.append(node);
+  }
+
+  /** ``events``, a whole turn (or what came between two) read earlier than those shown, built
+   * apart from the rest: as a fragment to put where it belongs, leaving the running turn's
+   * state (its cells, a streamed answer) as it was. */
+  buildApart(events) {
+    const kept = {};
+    for (const name of BETWEEN_TURNS) kept[name] = this[name];
+    Object.assign(this, { root: document.createDocumentFragment(), cells: new Map() });
+    Object.assign(this, { ownCell: null, running: null, streaming: null, waiting: null });
+    try {
+      for (const event of events) this.apply(event);
+      this.endTurn();
+      return this.root;
+    } finally {
+      Object.assign(this, kept);
+    }
+  }
+
+  /** An event held back to be built later: what the turns built before it need to know of it
+   * (an upload's first description, so that later ones say "Read again" in any order). */
+  foresee({ type, seq, payload = {} }) {
+    if (type === "file_added" && payload.id != null && !this.described.has(payload.id)) {
+      this.described.set(payload.id, seq);
+    }
   }
 
   /** A stream event's piece the server left out, with a way to load it; null for one it sent. */
@@ -233,9 +261,9 @@ export class Transcript {
   }
 
   /** An upload described; a second time for the same file, after the owner's corrections. */
-  fileAdded(payload) {
-    const again = payload.id != null && this.described.has(payload.id);
-    if (payload.id != null) this.described.add(payload.id);
+  fileAdded(payload, seq) {
+    this.foresee({ type: "file_added", seq, payload });
+    const again = payload.id != null && this.described.get(payload.id) < seq;
     const name = payload.path ?? payload.name;
     const text = payload.read_error
       ? `${again ? "Read again" : "Uploaded"} ${name}, which could not be read: ${payload.read_error}`
