@@ -10,7 +10,8 @@ one warm-up load
 (static files cached, as for anyone who has opened the app before). A page is ready when what it
 shows is there: the list page at its ``load`` event with the sessions listed, a session page when
 its transcript holds the session's last event and its composer takes input. Figures are medians,
-in milliseconds from the navigation's start. It prints Markdown and writes
+in milliseconds from the navigation's start; the loads go round the pages, one of each a round,
+so that a machine's changing load weighs on every page alike. It prints Markdown and writes
 benchmarks/results/page.md.
 """
 
@@ -192,10 +193,14 @@ def measure(url: str, fixtures: list[Fixture]) -> dict[str, list[Load]]:
         page.fill("input[name=password]", PASSWORD)
         page.click("form[data-testid=login-form] button[type=submit]")
         page.wait_for_url(f"{url}/sessions/")
-        for label, (target, marker) in targets.items():
-            step(f"{label}: a warm-up load, then {RUNS}")
+        step("a warm-up load of each page")
+        for target, marker in targets.values():
             load(page, target, marker)
-            for _ in range(RUNS):
+        # Round by round, each page once a round: on a shared machine, whose load comes and goes,
+        # pages measured one after another in blocks were compared at different loads.
+        for run in range(RUNS):
+            step(f"round {run + 1} of {RUNS}: each page once")
+            for label, (target, marker) in targets.items():
                 found[label].append(load(page, target, marker))
         browser.close()
     return found

@@ -12,11 +12,12 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
-from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.views.decorators.http import require_GET
 
 from analyst import events, sessions
 from analyst.api.auth import ApiError, api_view
+from analyst.folding import fold_outputs
 from analyst.models import Artifact
 
 log = logging.getLogger(__name__)
@@ -35,8 +36,9 @@ def events_response(
     request: HttpRequest, session_id: object, *, link_group: str | None = None
 ) -> HttpResponse:
     """The session's events after ?after=, as JSON (at most ?limit=, and whether there are
-    ``more``) or (Accept: text/event-stream) live; a share link's stream (``link_group``) ends
-    when the link is revoked."""
+    ``more``; with ?fold=N, an output's text past its first N lines left out and counted, as the
+    page first shows it) or (Accept: text/event-stream) live, whole; a share link's stream
+    (``link_group``) ends when the link is revoked."""
     try:
         after = int(request.GET.get("after", "0"))
         limit = int(request.GET.get("limit", str(PAGE)))
@@ -44,6 +46,7 @@ def events_response(
         raise ApiError(400, "invalid_request", "after and limit must be whole numbers") from None
     if limit < 1:
         raise ApiError(400, "invalid_request", "limit must be at least 1")
+    fold = fold_lines(request.GET.get("fold"))
     limit = min(limit, PAGE if link_group else MAX_PAGE)  # a share viewer's pages stay small
     if "text/event-stream" in request.headers.get("Accept", ""):
         stream = live(session_id, after, link_group=link_group)
@@ -51,8 +54,24 @@ def events_response(
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"
         return response
-    page = events.after(session_id, after, limit + 1)
-    return JsonResponse({"events": page[:limit], "more": len(page) > limit})
+    page = events.after_as_json(session_id, after, limit + 1)
+    served = fold_outputs(page[:limit], lines=fold) if fold else page[:limit]
+    listed = ", ".join(events.as_json(rest, payload) for _, payload, rest in served)
+    body = f'{{"events": [{listed}], "more": {json.dumps(len(page) > limit)}}}'
+    return HttpResponse(body, content_type="application/json")
+
+
+def fold_lines(value: str | None) -> int | None:
+    """?fold=: the lines of an output a page shows before the rest is left out (none: all)."""
+    if value is None:
+        return None
+    try:
+        lines = int(value)
+    except ValueError:
+        lines = 0
+    if lines < 1:
+        raise ApiError(400, "invalid_request", "fold must be a whole number of lines, at least 1")
+    return lines
 
 
 async def live(session_id: object, after: int, *, link_group: str | None = None) -> AsyncIterator[bytes]:

@@ -64,6 +64,13 @@ def session_new(request: HttpRequest) -> HttpResponse:
     return redirect("session", session_id=session.id)
 
 
+# The page's first read of its log (static/app/events.js: the first catch-up, folded at
+# render.js's FOLD_LINES), named in the page's head so the browser asks for it while it loads the
+# page's modules, and the page's own request gets that answer (tests/e2e/test_long_sessions.py
+# checks that it stays one request).
+FIRST_READ = "?after=0&limit=5000&fold=300"
+
+
 @login_required
 @require_POST
 def session_sample(request: HttpRequest) -> HttpResponse:
@@ -108,6 +115,7 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
     context = {
         "session": session,
         "app": app,
+        "first_read": f"{base}/events{FIRST_READ}",
         "share_links": shares.active(session),
         "shared": False,
         "recent_sessions": AnalysisSession.objects.filter(owner=request.user)[:RECENT_SESSIONS],
@@ -173,7 +181,13 @@ def shared_page(request: HttpRequest, token: str) -> HttpResponse:
         "max-upload": "0",
         "model-unavailable": "",
     }
-    context = {"session": session, "app": app, "shared": True, "link": link}
+    context = {
+        "session": session,
+        "app": app,
+        "first_read": f"{base}/events{FIRST_READ}",
+        "shared": True,
+        "link": link,
+    }
     return render(request, "analyst/session.html", context)
 
 

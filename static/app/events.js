@@ -16,11 +16,14 @@ const FIRST_INTERVAL = 10; // seconds between heartbeats until the server says o
 
 /**
  * onEvent(event) gets each event once, in order; onState(state) hears "connecting", "live",
- * "reconnecting" and, when the session is gone or forbidden, "unavailable" (the stream stops).
+ * "reconnecting" and, when the session is gone or forbidden, "unavailable" (the stream stops);
+ * onCaughtUp() is called when a read of the log over HTTP has ended (done, or failed part way).
+ * ``fold`` (lines), where given, asks the page's first read of the log to leave out the text of
+ * outputs past their first ``fold`` lines (their stream events come with ``payload.folded``).
  */
 export class EventStream {
-  constructor({ api, eventsUrl, wsUrl, onEvent, onState }) {
-    Object.assign(this, { api, eventsUrl, wsUrl, onEvent, onState });
+  constructor({ api, eventsUrl, wsUrl, onEvent, onState, onCaughtUp = () => {}, fold = null }) {
+    Object.assign(this, { api, eventsUrl, wsUrl, onEvent, onState, onCaughtUp, fold });
     this.last = 0; // the last seq handed to onEvent
     this.askedAfter = null; // the gap replay already requested, so a burst asks once
     this.delay = FIRST_DELAY;
@@ -38,10 +41,13 @@ export class EventStream {
     try {
       await this.catchUp();
     } catch (error) {
+      this.onCaughtUp();
       if (error instanceof ApiError && [401, 403, 404].includes(error.status))
         return this.onState("unavailable");
       return this.retry();
     }
+    this.onCaughtUp();
+    this.fold = null; // what comes later comes whole, as the socket sends it
     const socket = new WebSocket(this.socketUrl());
     this.expectWithin(socket);
     socket.onopen = () => {
@@ -78,7 +84,10 @@ export class EventStream {
   async catchUp() {
     for (;;) {
       const before = this.last;
-      const { events, more } = await this.api.get(`${this.eventsUrl}?after=${this.last}&limit=${CATCH_UP_PAGE}`);
+      const fold = this.fold ? `&fold=${this.fold}` : "";
+      const { events, more } = await this.api.get(
+        `${this.eventsUrl}?after=${this.last}&limit=${CATCH_UP_PAGE}${fold}`,
+      );
       // The stored log is the truth: in order, and any seq above ours is new.
       for (const event of events) if (event.seq > this.last) this.accept(event);
       if (!more || this.last === before) return;

@@ -104,13 +104,14 @@ export function renderProblem(message) {
 // Streamed text: consecutive chunks of one stream share a <pre> holding two text nodes, the
 // finished lines and the last, unfinished one; a bare "\r" rewrites that line (progress bars).
 // Past FOLD_LINES lines the rest is kept aside, not in the page, behind "Show all N lines": a
-// cell printing 200,000 lines leaves the page as light as one printing a few hundred.
+// cell printing 200,000 lines leaves the page as light as one printing a few hundred. A piece
+// the server left out (?fold=) comes as ``folded``: {lines, newline, load() → its text}.
 export const FOLD_LINES = 300;
-// pre → {tail, shown, total, rest: raw text kept aside once folded, more: its button, open: all
-// shown on request, so nothing more is folded}
+// pre → {tail, shown, total, rest: raw text (or pieces still to load) kept aside once folded,
+// more: its button, open: all shown on request, so nothing more is folded}
 const streams = new WeakMap();
 
-export function appendStream(container, stream, text) {
+export function appendStream(container, stream, text, folded = null) {
   let pre = container.lastElementChild;
   if (pre?.matches(".show-all")) pre = pre.previousElementSibling;
   if (!pre || pre.dataset.stream !== stream) {
@@ -121,7 +122,12 @@ export function appendStream(container, stream, text) {
   }
   const state = streams.get(pre);
   const [done, last] = pre.childNodes;
-  if (state.rest) {
+  if (folded) {
+    // Past the fold where the server counted (it folds only where the page already has).
+    if (!state.rest) Object.assign(state, { rest: [state.tail], tail: "", more: showAllButton(pre, state) });
+    state.rest.push(folded);
+    state.total += folded.lines;
+  } else if (state.rest) {
     // Folded: kept as it came, only its lines counted (a huge output costs no line splitting).
     const raw = stripAnsi(text);
     state.rest.push(raw);
@@ -141,7 +147,8 @@ export function appendStream(container, stream, text) {
     }
   }
   if (state.more) {
-    const unfinished = state.rest.at(-1).endsWith("\n") ? 0 : 1;
+    const end = state.rest.at(-1);
+    const unfinished = (typeof end === "string" ? end.endsWith("\n") : end.newline) ? 0 : 1;
     last.data = "";
     state.more.textContent = `Show all ${(state.total + unfinished).toLocaleString()} lines`;
   } else {
@@ -164,7 +171,15 @@ function drawnRest(state) {
 
 function showAllButton(pre, state) {
   const button = el("button", { class: "show-all link", testid: "show-all", attrs: { type: "button" } });
-  button.addEventListener("click", () => {
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try {
+      await loadRest(state);
+    } catch {
+      button.disabled = false;
+      button.textContent = "Could not load the rest; try again";
+      return;
+    }
     const [done, last] = pre.childNodes;
     const [text, tail] = drawnRest(state);
     done.appendData(text);
@@ -176,11 +191,19 @@ function showAllButton(pre, state) {
   return button;
 }
 
+/** The pieces kept aside that the server left out, loaded in place (any arriving meanwhile follow). */
+async function loadRest({ rest }) {
+  if (rest.every((piece) => typeof piece === "string")) return;
+  const texts = await Promise.all(rest.map((piece) => piece.load?.().then(stripAnsi) ?? piece));
+  texts.forEach((text, at) => (rest[at] = text));
+}
+
 /** A cell's output as text, every line of it (those kept aside too), for its copy button. */
-export function outputText(output) {
+export async function outputText(output) {
   const parts = [];
   for (const node of output.children) {
     const state = streams.get(node);
+    if (state?.rest) await loadRest(state);
     const table = state ? null : tableText(node); // a grid: its rows, not its buttons and pages
     if (state?.rest) parts.push(node.firstChild.data + drawnRest(state).join(""));
     else if (state) parts.push(node.firstChild.data + overwritten(state.tail));

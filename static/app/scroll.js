@@ -20,6 +20,8 @@ export function followBottom(content) {
     { passive: true },
   );
   addEventListener("wheel", (e) => e.deltaY < 0 && (following = false), { passive: true });
+  // So is following a link within the page, even one whose target was only just built.
+  addEventListener("click", (e) => e.target.closest?.("a[href^='#']") && (following = false));
   // Content grows without a scroll event (new events, images loading, charts drawn).
   new ResizeObserver(() => following && page.scrollTo({ top: page.scrollHeight })).observe(content);
 }

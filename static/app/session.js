@@ -1,13 +1,16 @@
 // The session page: builds the app inside <main id="app"> from its data attributes and wires
 // the live event stream to the transcript, the status bar, the composer and the files panel.
 import { Api } from "./api.js";
+import { Backlog } from "./backlog.js";
 import { Composer } from "./composer.js";
 import { copyOnClick } from "./copy.js";
 import { el } from "./dom.js";
 import { EventStream } from "./events.js";
 import { FilesPanel } from "./files.js";
+import { FoldedText } from "./folded.js";
 import { KernelControls } from "./kernel_controls.js";
 import { RerunDialog } from "./rerun.js";
+import { FOLD_LINES } from "./render.js";
 import { followBottom } from "./scroll.js";
 import { StatusBar } from "./status.js";
 import { Transcript } from "./transcript.js";
@@ -34,7 +37,9 @@ const transcript = new Transcript(transcriptElement, {
   onEditQuestion: owner ? (text, turn) => composer.editQuestion(text, turn) : null,
   onRegenerate: owner ? (turn) => regenerate(turn) : null,
   branches: parseJson(config.branches, []),
+  foldedText: new FoldedText(api, config.eventsUrl),
 });
+const backlog = new Backlog(transcript, transcriptElement);
 
 const files = config.filesUrl
   ? new FilesPanel({
@@ -126,9 +131,11 @@ new EventStream({
   api,
   eventsUrl: config.eventsUrl,
   wsUrl: config.wsUrl,
+  fold: FOLD_LINES,
   onState: (state) => status.setConnection(state),
+  onCaughtUp: () => backlog.release(),
   onEvent(event) {
-    transcript.apply(event);
+    backlog.apply(event);
     turns.apply(event);
     if (event.type === "file_added") files?.fileAdded(event.payload);
     else if (event.type === "file_removed") files?.fileRemoved(event.payload);

@@ -14,35 +14,52 @@ const ENDS_CELL = new Set([
   "turn_done", "turn_cancelled", "turn_failed",
 ]);
 
+// What a turn's events leave in the transcript's state while they are drawn.
+const BETWEEN_TURNS = ["root", "cells", "ownCell", "running", "streaming", "waiting", "folding"];
+
 export class Transcript {
   /** ``onEdit(code, seq)``, where given (the owner's page), puts a cell's code back in the
    * composer to be edited and run again as a new cell; ``onEditQuestion(text, turn)`` a question,
    * to be edited into a branch; ``onRegenerate(turn)`` asks the last question again.
-   * ``branches``: this session's branches ({id, title, at: the question's seq}), linked there. */
-  constructor(root, { artifactBase, onEdit = null, onEditQuestion = null, onRegenerate = null, branches = [] }) {
+   * ``branches``: this session's branches ({id, title, at: the question's seq}), linked there.
+   * ``foldedText`` (a FoldedText) loads the outputs the server left out of the page (?fold=). */
+  constructor(
+    root,
+    { artifactBase, onEdit = null, onEditQuestion = null, onRegenerate = null, branches = [], foldedText = null },
+  ) {
     this.root = root;
+    this.page = root; // this.root is a turn's own fragment while buildApart builds it
     this.artifactBase = artifactBase;
     this.onEdit = onEdit;
     this.onEditQuestion = onEditQuestion;
     this.onRegenerate = onRegenerate;
     this.branches = branches;
+    this.foldedText = foldedText;
     this.turn = null; // the turn of the event being applied: its nodes are marked with it
     this.kinds = new Map(); // turn → "chat" | "cell" | "restart", from its first event
     this.regenerate = null; // the Regenerate button under the last answer, while it is the last turn
     this.folding = null; // while a fork's copied answer asked again since arrives: its fold
+    this.apart = false; // while buildApart builds an earlier turn, out of the log's order
+    this.lastTurn = null; // the log's newest turn (foreseen too): the one Regenerate may follow
+    this.supersededTurns = new Set(); // answers asked again, folded whenever they are built
     this.cells = new Map(); // tool_call_id → cell: where the model's tagged outputs go
     this.ownCell = null; // the user's own cell of this turn: where untagged outputs go
     this.running = null; // the cell whose code is running, until an event in ENDS_CELL
     this.streaming = null; // the assistant message being streamed: {box, text}
     this.waiting = null; // "Reading ventes.csv…" while a turn waits for its uploads: {turn, box}
-    this.described = new Set(); // ids of uploads whose file_added has been shown
+    this.described = new Map(); // upload id → the seq of its first file_added
   }
 
   apply({ type, turn, seq, payload = {} }) {
     this.turn = turn ?? null;
     this.copiedSuperseded = Boolean(payload.superseded); // a fork's copy of an answer asked again since
     if (turn != null && !this.kinds.has(turn)) this.kinds.set(turn, kindOf(type, payload));
-    if (this.regenerate && turn != null && String(turn) !== this.regenerate.dataset.turn) this.dropRegenerate();
+    if (!this.apart && turn != null) this.lastTurn = turn;
+    if (this.apart) {
+      // An earlier turn: it neither takes the Regenerate button from the last one nor gets one.
+    } else if (this.regenerate && turn != null && String(turn) !== this.regenerate.dataset.turn) {
+      this.dropRegenerate();
+    }
     if (ENDS_CELL.has(type)) this.settle();
     if (this.waiting && type !== "files_waiting" && turn != null && turn === this.waiting.turn) {
       this.waiting.box.hidden = true; // the turn goes on: its files are read (or failed)
@@ -69,7 +86,7 @@ export class Transcript {
         return this.finishAssistant(payload.text ?? "");
       case "stdout":
       case "stderr":
-        return appendStream(this.outputFor(payload), type, payload.text ?? "");
+        return appendStream(this.outputFor(payload), type, payload.text ?? "", this.folded(seq, payload));
       case "result": {
         const node = renderResult(payload, this.artifactBase);
         if (node) this.outputFor(payload).append(node);
@@ -84,7 +101,7 @@ export class Transcript {
       case "forked":
         return this.forked(payload);
       case "file_added":
-        return this.fileAdded(payload);
+        return this.fileAdded(payload, seq);
       case "file_removed":
         return this.add(
           el("div", {
@@ -173,6 +190,7 @@ export class Transcript {
   /** The last answer, a question's, gets a Regenerate button (the owner's page), until another
    * turn's event arrives. */
   offerRegenerate(turn) {
+    if (this.apart && String(turn) !== String(this.lastTurn)) return;
     this.dropRegenerate();
     if (!this.onRegenerate || turn == null || this.kinds.get(turn) !== "chat") return;
     const button = el("button", { class: "cell-action regenerate", testid: "regenerate", text: "Regenerate", attrs: { type: "button" } });
@@ -196,8 +214,49 @@ export class Transcript {
 
   /** The answer asked again: folded away (see foldAway). */
   supersede(turn) {
-    const nodes = [...this.root.querySelectorAll(`[data-turn="${CSS.escape(String(turn))}"]`)];
+    this.supersededTurns.add(String(turn)); // if it is not built yet, it is folded when it is
+    const selector = `[data-turn="${CSS.escape(String(turn))}"]:not(.superseded)`;
+    // In the page, and in the turn being built apart (not in the page yet).
+    const roots = this.root === this.page ? [this.page] : [this.page, this.root];
+    const nodes = roots.flatMap((root) => [...root.querySelectorAll(selector)]);
     if (nodes.length) foldAway(nodes);
+  }
+
+  /** ``events``, a whole turn (or what came between two) read earlier than those shown, built
+   * apart from the rest: as a fragment to put where it belongs, leaving the running turn's
+   * state (its cells, a streamed answer) as it was. */
+  buildApart(events) {
+    const kept = {};
+    for (const name of BETWEEN_TURNS) kept[name] = this[name];
+    Object.assign(this, { root: document.createDocumentFragment(), cells: new Map() });
+    Object.assign(this, { ownCell: null, running: null, streaming: null, waiting: null, folding: null });
+    this.apart = true;
+    try {
+      for (const event of events) this.apply(event);
+      this.endTurn();
+      const turn = events.find((event) => event.turn != null)?.turn;
+      if (turn != null && this.supersededTurns.has(String(turn))) this.supersede(turn);
+      return this.root;
+    } finally {
+      Object.assign(this, kept);
+      this.apart = false;
+    }
+  }
+
+  /** An event held back to be built later: what the turns built before it need to know of it
+   * (an upload's first description, so that later ones say "Read again" in any order). */
+  foresee({ type, turn, seq, payload = {} }) {
+    if (type === "file_added" && payload.id != null && !this.described.has(payload.id)) {
+      this.described.set(payload.id, seq);
+    }
+    if (turn != null) this.lastTurn = turn;
+    if (type === "user_message" && payload.regenerates != null) this.supersededTurns.add(String(payload.regenerates));
+  }
+
+  /** A stream event's piece the server left out, with a way to load it; null for one it sent. */
+  folded(seq, { folded }) {
+    if (!folded || !this.foldedText) return null;
+    return { lines: folded.lines ?? 0, newline: Boolean(folded.newline), load: () => this.foldedText.load(seq) };
   }
 
   /** A cell of ``author`` ("user" or "assistant"), its event's ``seq``; ``via`` says who ran a
@@ -324,9 +383,9 @@ export class Transcript {
   }
 
   /** An upload described; a second time for the same file, after the owner's corrections. */
-  fileAdded(payload) {
-    const again = payload.id != null && this.described.has(payload.id);
-    if (payload.id != null) this.described.add(payload.id);
+  fileAdded(payload, seq) {
+    this.foresee({ type: "file_added", seq, payload });
+    const again = payload.id != null && this.described.get(payload.id) < seq;
     const name = payload.path ?? payload.name;
     const text = payload.read_error
       ? `${again ? "Read again" : "Uploaded"} ${name}, which could not be read: ${payload.read_error}`

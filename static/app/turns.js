@@ -19,6 +19,7 @@ export class Turns extends EventTarget {
   retry = null; // while retrying: the model_retry payload ({retry, retries, delay, reason})
   reading = []; // while reading: the paths of the uploads the turn waits for
   replay = null; // while a replay's cell runs: its {index, of}
+  telling = false; // a change event is on its way
 
   /** A turn asked for while the running one saves the kernel: it starts when that ends. */
   get waiting() {
@@ -101,7 +102,14 @@ export class Turns extends EventTarget {
     this.changed();
   }
 
+  /** Listeners hear of changes once a task, however many events it applied (a reload reads
+   * thousands at once): by then the state is the last event's. */
   changed() {
-    this.dispatchEvent(new Event("change"));
+    if (this.telling) return;
+    this.telling = true;
+    queueMicrotask(() => {
+      this.telling = false;
+      this.dispatchEvent(new Event("change"));
+    });
   }
 }

@@ -1,7 +1,8 @@
 // Token usage as the end of each turn reports it: a turn's small print, and the session's total.
 import { el } from "./dom.js";
 
-const count = (n) => Number(n ?? 0).toLocaleString("en-US");
+const NUMBERS = new Intl.NumberFormat("en-US"); // made once: toLocaleString makes one a call
+const count = (n) => NUMBERS.format(Number(n ?? 0));
 
 /** "$0.42", "$0.0031", "<$0.0001", "$0.00"; "cost unknown" when a price or a count is missing. */
 export function dollars(cost) {
