@@ -5,6 +5,7 @@ the owner and for a share link's viewer."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,7 +14,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from analyst.models import AnalysisSession, Event, ShareLink
+from analyst.models import AnalysisSession, Event, ShareLink, Turn
 from tests.e2e.test_reading_a_session import pasted
 from tests.integration.conftest import database_url
 from tests.web_process import web_server
@@ -139,6 +140,52 @@ def test_a_link_to_a_cell_not_built_yet_builds_its_turn(reading_web, owner):
     expect(page.locator("#cell-3").get_by_test_id("cell-summary")).to_have_text(
         "df.groupby('region').sum()  # 0"
     )
+
+
+def test_turns_built_out_of_order_keep_regenerate_last_and_an_answer_asked_again_folded(reading_web, owner):
+    """Turns are built from the end backwards, then as the reader scrolls: Regenerate stays under
+    the last answer, and an answer asked again far above is folded whenever it is built."""
+    from playwright.sync_api import expect
+
+    user, context = owner
+    session = AnalysisSession.objects.create(owner=user, model="anthropic/claude-test")
+    chats = [
+        Turn.objects.create(session=session, requested_by=user, kind=Turn.Kind.CHAT, input="?", status="done")
+        for _ in range(TURNS)
+    ]
+    again = Turn.objects.create(
+        session=session,
+        requested_by=user,
+        kind=Turn.Kind.CHAT,
+        input="?",
+        status="done",
+        regenerates=chats[2],
+    )
+    written = [(kind, payload, chats[n]) for n in range(TURNS) for kind, payload in turn(n)]
+    for kind, payload in turn(2):
+        asked = {**payload, "regenerates": chats[2].id} if kind == "user_message" else payload
+        written.append((kind, asked, again))
+    Event.objects.bulk_create(
+        [
+            Event(session=session, seq=n, type=kind, payload=payload, turn=t)
+            for n, (kind, payload, t) in enumerate(written, 1)
+        ]
+    )
+    AnalysisSession.objects.filter(id=session.id).update(next_seq=len(written) + 1)
+
+    page = context.new_page()
+    page.goto(f"{reading_web}/sessions/{session.id}/")
+    regenerate = page.get_by_test_id("regenerate")
+    expect(regenerate).to_have_count(1)
+    assert regenerate.get_attribute("data-turn") == str(again.id)
+    page.evaluate("() => document.scrollingElement.scrollTo({top: 0})")  # turn 2 is built now
+    expect(page.get_by_test_id("user-message").first).to_contain_text("Question 0: which region sells most?")
+    expect(page.get_by_test_id("superseded")).to_have_count(1)
+    earlier = page.locator(f'[data-testid=assistant-message][data-turn="{chats[2].id}"]')
+    expect(earlier).to_have_class(re.compile(r"\bsuperseded\b"))
+    expect(earlier).to_be_hidden()
+    expect(regenerate).to_have_count(1)
+    assert regenerate.get_attribute("data-turn") == str(again.id)
 
 
 def huge_cell(lines: int, per_event: int = 2_000) -> list[tuple[str, dict[str, Any]]]:
