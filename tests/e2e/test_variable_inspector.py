@@ -52,11 +52,14 @@ def test_the_inspector_lists_refreshes_and_previews(stack, web, alice_login, sho
     panel.get_by_role("button", name="df").click()
     preview = panel.get_by_test_id("variable-preview")
     expect(preview).to_contain_text("First 50 of 3,376 rows", timeout=30_000)
-    table = preview.get_by_test_id("table-output")
-    expect(table.locator("tbody tr")).to_have_count(50)
-    expect(table.locator("thead th")).to_have_count(8)  # the index and 7 columns
-    expect(table.locator("tbody tr").nth(3)).to_contain_text("<b>y</b>")  # shown as text, not markup
-    assert table.locator("b").count() == 0
+    # In the interactive table, as a cell's DataFrame is.
+    table = preview.get_by_test_id("data-table")
+    expect(table).to_have_attribute("data-state", "grid", timeout=30_000)
+    titles = table.locator(".tabulator-col-title")
+    expect(titles.filter(has_text=re.compile(r"^g$"))).to_have_count(1)
+    expect(table.locator(".tabulator-row")).to_have_count(10)  # its first page of the 50 rows
+    expect(table.locator(".tabulator-row").nth(3)).to_contain_text("<b>y</b>")  # shown as text, not markup
+    assert table.locator(".tabulator-row b").count() == 0
     shoot(page, "preview")
 
     page.set_viewport_size({"width": 390, "height": 844})
