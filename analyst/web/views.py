@@ -64,13 +64,6 @@ def session_new(request: HttpRequest) -> HttpResponse:
     return redirect("session", session_id=session.id)
 
 
-# The page's first read of its log (static/app/events.js: the first catch-up, folded at
-# render.js's FOLD_LINES), named in the page's head so the browser asks for it while it loads the
-# page's modules, and the page's own request gets that answer (tests/e2e/test_long_sessions.py
-# checks that it stays one request).
-FIRST_READ = "?after=0&limit=5000&fold=300"
-
-
 @login_required
 @require_POST
 def session_sample(request: HttpRequest) -> HttpResponse:
@@ -86,6 +79,13 @@ def session_sample(request: HttpRequest) -> HttpResponse:
         messages.error(request, str(exc))
         return redirect("sessions")
     return redirect(f"{reverse('session', args=[session.id])}?{urlencode({'try': sample.key})}")
+
+
+# The page's first read of its log (static/app/events.js: the first catch-up, folded at
+# render.js's FOLD_LINES), named in the page's head so the browser asks for it while it loads the
+# page's modules, and the page's own request gets that answer (tests/e2e/test_long_sessions.py
+# checks that it stays one request).
+FIRST_READ = "?after=0&limit=5000&fold=300"
 
 
 @login_required
