@@ -183,6 +183,13 @@ SANDBOXD_POOL_MAX = envint("SANDBOXD_POOL_MAX", 8)
 SANDBOXD_POOL_IDLE = envfloat("SANDBOXD_POOL_IDLE", 120.0)
 SANDBOXD_POOL_WARM_UP = envbool("SANDBOXD_POOL_WARM_UP", True)
 SANDBOXD_MAX_SANDBOXES = envint("SANDBOXD_MAX_SANDBOXES", 64)
+# An idle sandbox is paused (its kernels stopped, their state kept on disk) after
+# SANDBOXD_IDLE_PAUSE seconds, and resumed on its next use; one running a thread the user started
+# waits, at most SANDBOXD_PAUSE_HOLD_LIMIT seconds. Below SANDBOXD_MEMORY_RESERVE of available
+# memory, the least recently used idle sandboxes are paused to make room.
+SANDBOXD_IDLE_PAUSE = envfloat("SANDBOXD_IDLE_PAUSE", 600.0)
+SANDBOXD_PAUSE_HOLD_LIMIT = envfloat("SANDBOXD_PAUSE_HOLD_LIMIT", 3600.0)
+SANDBOXD_MEMORY_RESERVE = envbytes("SANDBOXD_MEMORY_RESERVE", 512 << 20)
 SANDBOXD_OPEN_FILES = envint("SANDBOXD_OPEN_FILES", 1 << 20)
 SANDBOXD_DEFAULT_TTL = envint("SANDBOXD_DEFAULT_TTL", 300)
 SANDBOXD_MAX_TTL = envint("SANDBOXD_MAX_TTL", 24 * 3600)

@@ -124,9 +124,12 @@ class AsyncSandbox:
         request_timeout: float | None = None,
         http_client: httpx.AsyncClient | None = None,
     ) -> AsyncSandbox:
+        """See Sandbox.connect: a paused sandbox is resumed."""
         api = _AsyncApi(ConnectionConfig.resolve(url, token, request_timeout), http_client)
         async with api.closed_on_error():
-            response = await api.request("GET", f"/sandboxes/{sandbox_id}")
+            response = await api.request(
+                "POST", f"/sandboxes/{sandbox_id}/connect", timeout=api.config.timeout(SNAPSHOT_TIMEOUT)
+            )
         return cls(SandboxInfo.from_json(response.json()), api)
 
     @classmethod
@@ -148,16 +151,18 @@ class AsyncSandbox:
         ttl_seconds: int | None = None,
         metadata: dict[str, str] | None = None,
         replay: bool = False,
+        paused: bool = False,
         url: str | None = None,
         token: str | None = None,
         http_client: httpx.AsyncClient | None = None,
     ) -> AsyncSandbox:
+        """See Sandbox.restore."""
         api = _AsyncApi(ConnectionConfig.resolve(url, token), http_client)
         async with api.closed_on_error():
             response = await api.request(
                 "POST",
                 f"/snapshots/{snapshot_id}/restore",
-                json=restore_body(ttl_seconds, metadata, replay),
+                json=restore_body(ttl_seconds, metadata, replay, paused),
                 timeout=api.config.timeout(SNAPSHOT_TIMEOUT),
             )
         return cls._restored(response.json(), api)
@@ -200,6 +205,14 @@ class AsyncSandbox:
 
     async def get_info(self) -> SandboxInfo:
         response = await self._api.request("GET", f"/sandboxes/{self.sandbox_id}")
+        self._info = SandboxInfo.from_json(response.json())
+        return self._info
+
+    async def pause(self) -> SandboxInfo:
+        """See Sandbox.pause."""
+        response = await self._api.request(
+            "POST", f"/sandboxes/{self.sandbox_id}/pause", timeout=self._api.config.timeout(SNAPSHOT_TIMEOUT)
+        )
         self._info = SandboxInfo.from_json(response.json())
         return self._info
 

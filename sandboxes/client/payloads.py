@@ -20,8 +20,10 @@ def execute_body(code: str, timeout: float | None) -> dict[str, Any]:
     return {"code": code, "timeout": timeout}
 
 
-def restore_body(ttl_seconds: int | None, metadata: dict[str, str] | None, replay: bool) -> dict[str, Any]:
-    return {"ttl_seconds": ttl_seconds, "metadata": metadata, "replay": replay}
+def restore_body(
+    ttl_seconds: int | None, metadata: dict[str, str] | None, replay: bool, paused: bool = False
+) -> dict[str, Any]:
+    return {"ttl_seconds": ttl_seconds, "metadata": metadata, "replay": replay, "paused": paused}
 
 
 def list_params(metadata: dict[str, str] | None) -> dict[str, str]:
@@ -29,10 +31,29 @@ def list_params(metadata: dict[str, str] | None) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
+class Resumed:
+    """What a resume brought back: ``why`` the sandbox had been paused ("idle", "memory",
+    "room", "asked", "restored"), how long resuming took, and the variables the pause could
+    not keep (they could not be pickled)."""
+
+    why: str
+    seconds: float
+    unsaved: list[str]
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any] | None) -> Resumed | None:
+        if not body:
+            return None
+        return cls(why=str(body["why"]), seconds=float(body["seconds"]), unsaved=list(body["unsaved"]))
+
+
+@dataclass(frozen=True)
 class SandboxInfo:
-    """A sandbox as sandboxd last described it. ``memory_used`` is what the default context's
-    kernel uses (bytes, as its limit counts them; None when unknown) and ``memory_limit`` what
-    each kernel may use before it is killed."""
+    """A sandbox as sandboxd last described it. ``state`` is "running" or "paused" (its kernels
+    stopped, their state kept; any use resumes it). ``memory_used`` is what the default
+    context's kernel uses (bytes, as its limit counts them; None when unknown or paused) and
+    ``memory_limit`` what each kernel may use before it is killed. ``pause_held`` says why an
+    idle sandbox is not being paused; ``resumed``, what its last resume brought back."""
 
     sandbox_id: str
     template: str
@@ -43,6 +64,9 @@ class SandboxInfo:
     context_ids: list[str]
     memory_used: int | None = None
     memory_limit: int | None = None
+    state: str = "running"
+    pause_held: str | None = None
+    resumed: Resumed | None = None
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> SandboxInfo:
@@ -58,6 +82,9 @@ class SandboxInfo:
             context_ids=[c["id"] for c in body["contexts"]],
             memory_used=memory.get("used"),
             memory_limit=memory.get("limit"),
+            state=body.get("state", "running"),
+            pause_held=body.get("pause_held"),
+            resumed=Resumed.from_json(body.get("resumed")),
         )
 
 

@@ -139,10 +139,13 @@ class Sandbox:
         request_timeout: float | None = None,
         http_client: httpx.Client | None = None,
     ) -> Sandbox:
-        """Attach to a running sandbox. Raises SandboxNotFound or SandboxExpired."""
+        """Attach to a sandbox, resuming it first if it was paused (its ``info.resumed`` then says
+        what came back). Raises SandboxNotFound or SandboxExpired."""
         api = _Api(ConnectionConfig.resolve(url, token, request_timeout), http_client)
         with api.closed_on_error():
-            response = api.request("GET", f"/sandboxes/{sandbox_id}")
+            response = api.request(
+                "POST", f"/sandboxes/{sandbox_id}/connect", timeout=api.config.timeout(SNAPSHOT_TIMEOUT)
+            )
         return cls(SandboxInfo.from_json(response.json()), api)
 
     @classmethod
@@ -165,20 +168,22 @@ class Sandbox:
         ttl_seconds: int | None = None,
         metadata: dict[str, str] | None = None,
         replay: bool = False,
+        paused: bool = False,
         url: str | None = None,
         token: str | None = None,
         http_client: httpx.Client | None = None,
     ) -> Sandbox:
         """A new sandbox holding the snapshot's files, whose contexts (same ids) hold the variables
         they had. With ``replay``, a context some of whose variables could not be saved first
-        re-runs its cells to rebuild them. ``metadata`` defaults to the snapshot's.
+        re-runs its cells to rebuild them. With ``paused``, no kernel starts until the sandbox
+        is first used (cheap to make, resumed on use). ``metadata`` defaults to the snapshot's.
         Raises SnapshotNotFound, SnapshotCorrupt or SnapshotFailed."""
         api = _Api(ConnectionConfig.resolve(url, token), http_client)
         with api.closed_on_error():
             response = api.request(
                 "POST",
                 f"/snapshots/{snapshot_id}/restore",
-                json=restore_body(ttl_seconds, metadata, replay),
+                json=restore_body(ttl_seconds, metadata, replay, paused),
                 timeout=api.config.timeout(SNAPSHOT_TIMEOUT),
             )
         return cls._restored(response.json(), api)
@@ -219,7 +224,18 @@ class Sandbox:
         return CodeContext(self, self._info.default_context_id)
 
     def get_info(self) -> SandboxInfo:
+        """How the sandbox is now (``state`` "running" or "paused"); looking does not resume it."""
         self._info = SandboxInfo.from_json(self._api.request("GET", f"/sandboxes/{self.sandbox_id}").json())
+        return self._info
+
+    def pause(self) -> SandboxInfo:
+        """Stop its kernels, keeping their variables and the files on sandboxd's disk; any later
+        call (or ``Sandbox.connect``) resumes it. What cannot be pickled is lost, and named in the
+        resumed info. Raises ContextBusy while a cell runs."""
+        response = self._api.request(
+            "POST", f"/sandboxes/{self.sandbox_id}/pause", timeout=self._api.config.timeout(SNAPSHOT_TIMEOUT)
+        )
+        self._info = SandboxInfo.from_json(response.json())
         return self._info
 
     def create_code_context(self) -> CodeContext:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import logging
@@ -22,6 +23,8 @@ from sandboxes.errors import AuthenticationError, FileTooLarge, InvalidRequest, 
 from sandboxes.kernels.messages import Event, error_event
 from sandboxes.server import files
 from sandboxes.server.contexts import CodeContext
+from sandboxes.server.pausing.pauser import Pauser
+from sandboxes.server.pausing.records import PausedRecords
 from sandboxes.server.registry import Registry
 from sandboxes.server.sandbox import ServerSandbox
 from sandboxes.server.snapshots.service import Snapshots
@@ -37,9 +40,10 @@ MAX_IDEMPOTENCY_KEY = 255
 class SandboxApi:
     """The endpoints: each looks up what it needs in the registry, acts, and serialises."""
 
-    def __init__(self, registry: Registry, snapshots: Snapshots) -> None:
+    def __init__(self, registry: Registry, snapshots: Snapshots, pauser: Pauser) -> None:
         self.registry = registry
         self.snapshots = snapshots
+        self.pauser = pauser
         self.config = registry.config
 
     def routes(self) -> list[Route]:
@@ -53,6 +57,8 @@ class SandboxApi:
             Route(sandbox, self.get_sandbox, methods=["GET"]),
             Route(sandbox, self.kill_sandbox, methods=["DELETE"]),
             Route(sandbox + "/ttl", self.set_ttl, methods=["POST"]),
+            Route(sandbox + "/pause", self.pause_sandbox, methods=["POST"]),
+            Route(sandbox + "/connect", self.connect_sandbox, methods=["POST"]),
             Route(sandbox + "/contexts", self.create_context, methods=["POST"]),
             Route(context, self.close_context, methods=["DELETE"]),
             Route(context + "/interrupt", self.interrupt, methods=["POST"]),
@@ -71,12 +77,14 @@ class SandboxApi:
             Route("/snapshots/{snap}/restore", self.restore, methods=["POST"]),
         ]
 
-    def _sandbox(self, request: Request) -> ServerSandbox:
-        return self.registry.get(request.path_params["sid"])
+    def _sandbox(self, request: Request) -> contextlib.AbstractAsyncContextManager[ServerSandbox]:
+        """The request's sandbox, resumed if it was paused, and kept from pausing meanwhile."""
+        return self.pauser.using(request.path_params["sid"])
 
-    def _context(self, request: Request) -> tuple[ServerSandbox, CodeContext]:
-        sandbox = self._sandbox(request)
-        return sandbox, sandbox.context(request.path_params["cid"])
+    @contextlib.asynccontextmanager
+    async def _context(self, request: Request) -> AsyncIterator[tuple[ServerSandbox, CodeContext]]:
+        async with self._sandbox(request) as sandbox:
+            yield sandbox, sandbox.context(request.path_params["cid"])
 
     async def health(self, request: Request) -> Response:
         return JSONResponse(
@@ -91,6 +99,7 @@ class SandboxApi:
         return JSONResponse(
             {
                 "sandboxes": len(self.registry.sandboxes),
+                "paused": len(self.registry.paused),
                 "max_sandboxes": self.config.max_sandboxes,
                 "open_files_limit": open_files_limit(),
                 "pool": {"size": pool.size, "max": pool.max_size, "target": target, "ready": ready},
@@ -112,36 +121,47 @@ class SandboxApi:
         return JSONResponse({"sandboxes": [s.info() for s in self.registry.list(metadata)]})
 
     async def get_sandbox(self, request: Request) -> Response:
-        return JSONResponse(self.registry.get(request.path_params["sid"], touch=False).info())
+        """Its info, live or paused (looking does not resume it, nor restart its TTL)."""
+        return JSONResponse(self.pauser.describe(request.path_params["sid"]))
 
     async def kill_sandbox(self, request: Request) -> Response:
-        await self.registry.kill(request.path_params["sid"])
+        await self.pauser.kill(request.path_params["sid"])
         return Response(status_code=204)
 
     async def set_ttl(self, request: Request) -> Response:
-        sandbox = self._sandbox(request)
-        sandbox.set_ttl(self.registry.check_ttl((await json_body(request)).get("ttl_seconds")))
-        return JSONResponse(sandbox.info())
+        seconds = self.registry.check_ttl((await json_body(request)).get("ttl_seconds"))
+        return JSONResponse(self.pauser.set_ttl(request.path_params["sid"], seconds))
+
+    async def pause_sandbox(self, request: Request) -> Response:
+        """Stop its kernels and keep their state; ContextBusy while a cell runs."""
+        record = await self.pauser.pause(request.path_params["sid"])
+        return JSONResponse(record.info())
+
+    async def connect_sandbox(self, request: Request) -> Response:
+        """Its info, running: resumed first if it was paused (``resumed`` says what came back)."""
+        async with self._sandbox(request) as sandbox:
+            return JSONResponse(sandbox.info())
 
     async def create_context(self, request: Request) -> Response:
-        context = await self._sandbox(request).new_context()
+        async with self._sandbox(request) as sandbox:
+            context = await sandbox.new_context()
         return JSONResponse(context.info(), status_code=201)
 
     async def close_context(self, request: Request) -> Response:
-        await self._sandbox(request).close_context(request.path_params["cid"])
+        async with self._sandbox(request) as sandbox:
+            await sandbox.close_context(request.path_params["cid"])
         return Response(status_code=204)
 
     async def interrupt(self, request: Request) -> Response:
-        _, context = self._context(request)
-        return JSONResponse({"interrupted": await context.interrupt()})
+        async with self._context(request) as (_, context):
+            return JSONResponse({"interrupted": await context.interrupt()})
 
     async def restart(self, request: Request) -> Response:
-        _, context = self._context(request)
-        await context.restart()
-        return JSONResponse(context.info())
+        async with self._context(request) as (_, context):
+            await context.restart()
+            return JSONResponse(context.info())
 
     async def execute(self, request: Request) -> Response:
-        sandbox, context = self._context(request)
         body = await json_body(request)
         code = body.get("code")
         if not isinstance(code, str):
@@ -149,67 +169,72 @@ class SandboxApi:
         timeout = body.get("timeout") or self.config.default_cell_timeout
         if not isinstance(timeout, (int, float)) or timeout <= 0:
             raise InvalidRequest("timeout must be a positive number of seconds")
-        events = context.run(
-            code,
-            timeout=float(timeout),
-            stdout_limit=self.config.stdout_limit_bytes,
-            results_limit=self.config.results_limit_bytes,
-        )
-        first = await anext(aiter(events))  # raises ContextBusy before any byte is sent
+        async with self._context(request) as (sandbox, context):
+            events = context.run(
+                code,
+                timeout=float(timeout),
+                stdout_limit=self.config.stdout_limit_bytes,
+                results_limit=self.config.results_limit_bytes,
+            )
+            # Raises ContextBusy before any byte is sent; from here the cell holds the context,
+            # so the sandbox is busy (never paused) until the stream ends.
+            first = await anext(aiter(events))
         return StreamingResponse(_stream(sandbox, first, events), media_type=NDJSON)
 
     async def variables(self, request: Request) -> Response:
         """The context's user variables, read by a silent cell between cells (ContextBusy during one)."""
-        _, context = self._context(request)
-        return JSONResponse(await variables.list_variables(context))
+        async with self._context(request) as (_, context):
+            return JSONResponse(await variables.list_variables(context))
 
     async def preview_variable(self, request: Request) -> Response:
         """A DataFrame's or Series' first ``rows`` rows as pandas' table schema JSON."""
-        _, context = self._context(request)
         rows = request.query_params.get("rows", "20")
         if not rows.isdigit():
             raise InvalidRequest("rows must be a whole number")
-        table = await variables.preview(context, request.path_params["name"], int(rows))
+        async with self._context(request) as (_, context):
+            table = await variables.preview(context, request.path_params["name"], int(rows))
         return JSONResponse(table)
 
     async def write_file(self, request: Request) -> Response:
-        sandbox = self._sandbox(request)
         path = request.query_params.get("path", "")
         limit = self.config.max_upload_bytes
         declared = request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
             raise FileTooLarge(f"the file is larger than the limit of {limit} bytes")
-        size = await files.write(
-            sandbox.workdir, path, request.stream(), max_bytes=limit, owner=sandbox.owner
-        )
+        async with self._sandbox(request) as sandbox:
+            size = await files.write(
+                sandbox.workdir, path, request.stream(), max_bytes=limit, owner=sandbox.owner
+            )
         return JSONResponse({"path": "/".join(files.split(path)), "size": size}, status_code=201)
 
     async def read_file(self, request: Request) -> Response:
-        sandbox = self._sandbox(request)
         path = request.query_params.get("path", "")
-        fd, size = await asyncio.to_thread(files.open_for_read, sandbox.workdir, path)
+        async with self._sandbox(request) as sandbox:
+            # Once open, the file is read whole even if the sandbox is paused meanwhile.
+            fd, size = await asyncio.to_thread(files.open_for_read, sandbox.workdir, path)
         headers = {"content-length": str(size)}
         return StreamingResponse(files.iter_file(fd), media_type="application/octet-stream", headers=headers)
 
     async def remove_file(self, request: Request) -> Response:
-        sandbox = self._sandbox(request)
-        await asyncio.to_thread(files.remove_tree, sandbox.workdir, request.query_params.get("path", ""))
+        async with self._sandbox(request) as sandbox:
+            await asyncio.to_thread(files.remove_tree, sandbox.workdir, request.query_params.get("path", ""))
         return Response(status_code=204)
 
     async def list_files(self, request: Request) -> Response:
-        sandbox = self._sandbox(request)
         query = request.query_params
-        page = await asyncio.to_thread(
-            files.list_page,
-            sandbox.workdir,
-            query.get("path", ""),
-            limit=files.check_page_limit(query.get("limit"), self.config.list_limit),
-            cursor=query.get("cursor"),
-        )
+        async with self._sandbox(request) as sandbox:
+            page = await asyncio.to_thread(
+                files.list_page,
+                sandbox.workdir,
+                query.get("path", ""),
+                limit=files.check_page_limit(query.get("limit"), self.config.list_limit),
+                cursor=query.get("cursor"),
+            )
         return JSONResponse(page)
 
     async def take_snapshot(self, request: Request) -> Response:
-        info = await self.snapshots.take(self._sandbox(request))
+        async with self._sandbox(request) as sandbox:
+            info = await self.snapshots.take(sandbox)
         return JSONResponse(info, status_code=201)
 
     async def get_snapshot(self, request: Request) -> Response:
@@ -220,22 +245,33 @@ class SandboxApi:
         return Response(status_code=204)
 
     async def restore(self, request: Request) -> Response:
+        """A new sandbox in the snapshot's state; with ``paused``, one that starts on first use."""
         body = await json_body(request)
+        ttl_seconds = self.registry.check_ttl(body.get("ttl_seconds"))
+        metadata = check_metadata(body.get("metadata"), missing=None)
+        if body.get("paused"):
+            if body.get("replay"):
+                raise InvalidRequest("a sandbox restored paused cannot replay its cells")
+            record = await self.pauser.add_paused(
+                request.path_params["snap"], ttl_seconds=ttl_seconds, metadata=metadata
+            )
+            return JSONResponse({**record.info(), "restore": None}, status_code=201)
         sandbox, report = await self.snapshots.restore(
             request.path_params["snap"],
-            ttl_seconds=self.registry.check_ttl(body.get("ttl_seconds")),
-            metadata=check_metadata(body.get("metadata"), missing=None),
+            ttl_seconds=ttl_seconds,
+            metadata=metadata,
             replay=bool(body.get("replay", False)),
         )
         return JSONResponse({**sandbox.info(), "restore": report}, status_code=201)
 
     async def fork(self, request: Request) -> Response:
         body = await json_body(request)
-        sandbox, report = await self.snapshots.fork(
-            self._sandbox(request),
-            ttl_seconds=self.registry.check_ttl(body.get("ttl_seconds")),
-            metadata=check_metadata(body.get("metadata"), missing=None),
-        )
+        async with self._sandbox(request) as source:
+            sandbox, report = await self.snapshots.fork(
+                source,
+                ttl_seconds=self.registry.check_ttl(body.get("ttl_seconds")),
+                metadata=check_metadata(body.get("metadata"), missing=None),
+            )
         return JSONResponse({**sandbox.info(), "restore": report}, status_code=201)
 
 
@@ -278,7 +314,9 @@ def build_app(registry: Registry, on_shutdown: Sequence[Callable[[], None]] = ()
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         registry.start()
+        pauser.start()
         yield
+        await pauser.close()
         await registry.close()
         for cleanup in on_shutdown:
             cleanup()
@@ -290,7 +328,15 @@ def build_app(registry: Registry, on_shutdown: Sequence[Callable[[], None]] = ()
         max_bytes=config.snapshot_max_bytes,
         scratch=config.data_dir / "scratch",
     )
-    api = SandboxApi(registry, snapshots)
+    pauser = Pauser(
+        registry,
+        snapshots,
+        PausedRecords(config.data_dir / "paused"),
+        idle_pause_seconds=config.idle_pause_seconds,
+        hold_limit_seconds=config.pause_hold_limit_seconds,
+        memory_reserve=config.memory_reserve_bytes,
+    )
+    api = SandboxApi(registry, snapshots, pauser)
     handlers = {
         SandboxError: _handle,
         OSError: _system_error,

@@ -42,7 +42,10 @@ class ServerConfig:
     s3_prefix: str = "snapshots/"
     s3_endpoint_url: str = ""  # for an S3-compatible service other than AWS (MinIO, Ceph)
     s3_region: str = ""
-    max_sandboxes: int = 64
+    max_sandboxes: int = 64  # running at once; paused ones count against no cap but disk
+    idle_pause_seconds: float = 600.0  # a sandbox unused this long is paused
+    pause_hold_limit_seconds: float = 3600.0  # a user's thread keeps it running at most this long
+    memory_reserve_bytes: int = 512 << 20  # below this much available memory, idle ones are paused
     open_files: int = 1 << 20  # sandboxd's own limit, set at start (a kernel holds ~18 of them)
     kernel_env: Mapping[str, str] = field(default_factory=dict)
     # When sandboxd is root, each sandbox runs as an unprivileged host user of its own, from

@@ -7,7 +7,7 @@ import collections
 import dataclasses
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 from sandboxes.errors import (
@@ -21,6 +21,7 @@ from sandboxes.kernels.kernel import KernelSpec
 from sandboxes.server import workdirs
 from sandboxes.server.config import ServerConfig
 from sandboxes.server.contexts import CodeContext
+from sandboxes.server.pausing.records import PausedSandbox
 from sandboxes.server.pool import WarmPool
 from sandboxes.server.sandbox import ServerSandbox
 from sandboxes.server.uids import UidRange
@@ -52,6 +53,11 @@ class Registry:
         # Idempotency key → the live sandbox it made, and the creations under way per key.
         self._by_key: dict[str, str] = {}
         self._creating: dict[str, asyncio.Task[ServerSandbox]] = {}
+        # Paused sandboxes, and the pauser's two hooks (set by it): make room for one more live
+        # sandbox (pausing idle ones), and bring a paused one back.
+        self.paused: dict[str, PausedSandbox] = {}
+        self.make_room: Callable[[], Awaitable[None]] | None = None
+        self.resume: Callable[[str], Awaitable[ServerSandbox]] | None = None
 
     def _pooled_specs(self) -> dict[str, KernelSpec]:
         return {name: spec for name, spec in self.specs.items() if name in self.config.pool_templates}
@@ -114,6 +120,8 @@ class Registry:
         if existing is not None and not existing.is_expired():
             existing.touch()
             return existing, False
+        if self._by_key.get(key, "") in self.paused and self.resume is not None:
+            return await self.resume(self._by_key[key]), False
         pending = self._creating.get(key)
         if pending is not None:
             sandbox = await asyncio.shield(pending)
@@ -135,17 +143,27 @@ class Registry:
         finally:
             self._creating.pop(key, None)
 
-    async def create(self, *, template: str, ttl_seconds: int, metadata: Mapping[str, str]) -> ServerSandbox:
+    async def create(
+        self, *, template: str, ttl_seconds: int, metadata: Mapping[str, str], sandbox_id: str | None = None
+    ) -> ServerSandbox:
+        """A new live sandbox (``sandbox_id``: one resumed under its old id). Raises
+        TemplateNotFound, or CapacityExceeded when no room can be made for it."""
         spec = self.specs.get(template)
         if spec is None:
             raise TemplateNotFound(f"no template {template!r}; available: {', '.join(sorted(self.specs))}")
-        if len(self.sandboxes) >= self.config.max_sandboxes:
+        if self.make_room is not None:
+            await self.make_room()
+        elif len(self.sandboxes) >= self.config.max_sandboxes:
             raise CapacityExceeded(f"this service runs at most {self.config.max_sandboxes} sandboxes")
         warm = self.pool.take(template)
         if warm is not None:
-            sandbox_id, workdir = warm.sandbox_id, warm.workdir
+            workdir = warm.workdir
+            if sandbox_id is None:
+                sandbox_id = warm.sandbox_id
+            elif self.uids is not None:
+                self.uids.rename(warm.sandbox_id, sandbox_id)
         else:
-            sandbox_id = uuid.uuid4().hex
+            sandbox_id = sandbox_id or uuid.uuid4().hex
             workdir = await asyncio.to_thread(self.new_workdir, sandbox_id)
         sandbox = ServerSandbox(
             sandbox_id,
@@ -178,22 +196,22 @@ class Registry:
             sandbox.touch()
         return sandbox
 
-    def list(self, metadata: Mapping[str, str]) -> list[ServerSandbox]:
-        return [
-            s for s in self.sandboxes.values() if all(s.metadata.get(k) == v for k, v in metadata.items())
-        ]
+    def list(self, metadata: Mapping[str, str]) -> list[ServerSandbox | PausedSandbox]:
+        """Live and paused sandboxes whose metadata holds ``metadata``."""
+        every: list[ServerSandbox | PausedSandbox] = [*self.sandboxes.values(), *self.paused.values()]
+        return [s for s in every if all(s.metadata.get(k) == v for k, v in metadata.items())]
 
     async def kill(self, sandbox_id: str) -> None:
         sandbox = self.sandboxes.pop(sandbox_id, None)
         if sandbox is None:
             raise SandboxNotFound(f"no sandbox {sandbox_id}")
-        self._forget_key(sandbox)
+        self.forget_key(sandbox)
         try:
             await sandbox.kill()
         finally:
             self.release(sandbox_id)
 
-    def _forget_key(self, sandbox: ServerSandbox) -> None:
+    def forget_key(self, sandbox: ServerSandbox | PausedSandbox) -> None:
         if sandbox.idempotency_key and self._by_key.get(sandbox.idempotency_key) == sandbox.id:
             del self._by_key[sandbox.idempotency_key]
 
@@ -203,15 +221,15 @@ class Registry:
             for sandbox in [s for s in self.sandboxes.values() if s.is_expired()]:
                 log.info("sandbox %s expired; removing it", sandbox.id)
                 self.sandboxes.pop(sandbox.id, None)
-                self._forget_key(sandbox)
-                self._remember_expired(sandbox.id)
+                self.forget_key(sandbox)
+                self.remember_expired(sandbox.id)
                 try:
                     await sandbox.kill()
                 except Exception:
                     log.exception("could not clean up expired sandbox %s", sandbox.id)
                 self.release(sandbox.id)
 
-    def _remember_expired(self, sandbox_id: str) -> None:
+    def remember_expired(self, sandbox_id: str) -> None:
         self.expired[sandbox_id] = None
         while len(self.expired) > EXPIRED_MEMORY:
             self.expired.popitem(last=False)

@@ -35,6 +35,9 @@ class ServerSandbox:
         self.contexts: dict[str, CodeContext] = {}
         self.default_context_id = ""
         self.idempotency_key = ""  # set by Registry.create_once
+        self.users = 0  # requests being served with it (the pauser waits for none)
+        self.pause_held = ""  # why an idle pause waits, said in its info
+        self.resumed: dict[str, object] | None = None  # what its last resume brought back
 
     def add_context(self, context: CodeContext, *, default: bool = False) -> None:
         self.contexts[context.id] = context
@@ -85,9 +88,15 @@ class ServerSandbox:
     def seconds_left(self) -> float:
         return self.ttl_seconds - (time.monotonic() - self.last_used)
 
+    @property
+    def busy(self) -> bool:
+        return any(context.busy for context in self.contexts.values())
+
+    def idle_seconds(self) -> float:
+        return 0.0 if self.busy or self.users else time.monotonic() - self.last_used
+
     def is_expired(self) -> bool:
-        busy = any(context.busy for context in self.contexts.values())
-        return not busy and self.seconds_left() <= 0
+        return not self.busy and self.seconds_left() <= 0
 
     async def kill(self) -> None:
         contexts, self.contexts = list(self.contexts.values()), {}
@@ -97,6 +106,7 @@ class ServerSandbox:
     def info(self) -> dict[str, object]:
         return {
             "id": self.id,
+            "state": "running",
             "template": self.template,
             "metadata": self.metadata,
             "created_at": self.created_at,
@@ -104,4 +114,6 @@ class ServerSandbox:
             "expires_in": max(0.0, round(self.seconds_left(), 3)),
             "default_context_id": self.default_context_id,
             "contexts": [c.info() for c in self.contexts.values()],
+            "pause_held": self.pause_held or None,
+            "resumed": self.resumed,
         }

@@ -33,6 +33,12 @@ class UidRange:
         self.taken[sandbox_id] = uid
         return uid, uid
 
+    def rename(self, old_id: str, new_id: str) -> None:
+        """The uid ``old_id`` holds is ``new_id``'s from now on (a pooled sandbox taking the id
+        of the paused one it resumes)."""
+        if old_id in self.taken:
+            self.taken[new_id] = self.taken.pop(old_id)
+
     def give_back(self, sandbox_id: str) -> None:
         uid = self.taken.pop(sandbox_id, None)
         if uid is not None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import os
+import shutil
 import threading
 import time
 import uuid
@@ -78,17 +80,18 @@ class Snapshots:
 
     # Taking ---------------------------------------------------------------------------------
 
-    async def take(self, sandbox: ServerSandbox) -> dict[str, Any]:
-        """Snapshot ``sandbox`` into the store; its public info."""
+    async def take(self, sandbox: ServerSandbox, *, whole: bool = False) -> dict[str, Any]:
+        """Snapshot ``sandbox`` into the store; its public info. ``whole``: raise
+        SnapshotFailed rather than leave out what cannot be pickled."""
         snapshot_id = uuid.uuid4().hex
-        async with self._written(sandbox, snapshot_id) as (path, manifest):
+        async with self._written(sandbox, snapshot_id, whole=whole) as (path, manifest):
             size = path.stat().st_size
             await asyncio.to_thread(self.store.put, snapshot_id, path)
         return public_info(manifest, size)
 
     @contextlib.asynccontextmanager
     async def _written(
-        self, sandbox: ServerSandbox, snapshot_id: str
+        self, sandbox: ServerSandbox, snapshot_id: str, *, whole: bool = False
     ) -> AsyncIterator[tuple[Path, dict[str, Any]]]:
         """A snapshot file of ``sandbox`` in scratch space for the ``with`` block."""
         path = self.scratch / f"{snapshot_id}.partial"
@@ -97,7 +100,7 @@ class Snapshots:
             async with _all_exclusive(list(sandbox.contexts.values())):
                 contexts = []
                 for context in sandbox.contexts.values():
-                    contexts.append(await self._save_context(sandbox, context, writer))
+                    contexts.append(await self._save_context(sandbox, context, writer, whole=whole))
                 await asyncio.to_thread(writer.add_workdir, sandbox.workdir, skip=frozenset({STATE_DIR}))
             manifest = {
                 "id": snapshot_id,
@@ -117,10 +120,12 @@ class Snapshots:
             path.unlink(missing_ok=True)
 
     async def _save_context(
-        self, sandbox: ServerSandbox, context: CodeContext, writer: ArchiveWriter
+        self, sandbox: ServerSandbox, context: CodeContext, writer: ArchiveWriter, *, whole: bool
     ) -> dict[str, Any]:
         member = await asyncio.to_thread(writer.begin_member, f"contexts/{context.id}.pkl")
         report = await self._save_namespace(sandbox, context, member, drop_unpicklable=False)
+        if report.get("error") == "unpicklable" and whole:
+            raise SnapshotFailed(f"context {context.id} holds variables that cannot be saved")
         if report.get("error") == "unpicklable":
             await asyncio.to_thread(member.reset)
             report = await self._save_namespace(sandbox, context, member, drop_unpicklable=True)
@@ -155,10 +160,20 @@ class Snapshots:
     # Restoring ------------------------------------------------------------------------------
 
     async def restore(
-        self, snapshot_id: str, *, ttl_seconds: int, metadata: Mapping[str, str] | None, replay: bool
+        self,
+        snapshot_id: str,
+        *,
+        ttl_seconds: int,
+        metadata: Mapping[str, str] | None,
+        replay: bool,
+        sandbox_id: str | None = None,
     ) -> tuple[ServerSandbox, dict[str, Any]]:
+        """A new live sandbox in the snapshot's state (``sandbox_id``: under that id, as a
+        paused sandbox resumes)."""
         with self.store.fetch(snapshot_id) as path:
-            return await self._restore_file(path, ttl_seconds=ttl_seconds, metadata=metadata, replay=replay)
+            return await self._restore_file(
+                path, ttl_seconds=ttl_seconds, metadata=metadata, replay=replay, sandbox_id=sandbox_id
+            )
 
     async def fork(
         self, sandbox: ServerSandbox, *, ttl_seconds: int, metadata: Mapping[str, str] | None
@@ -169,15 +184,34 @@ class Snapshots:
 
     async def info(self, snapshot_id: str) -> dict[str, Any]:
         with self.store.fetch(snapshot_id) as path:
-            reader = await asyncio.to_thread(ArchiveReader, path)
-            reader.close()
+            manifest = await asyncio.to_thread(_manifest, path)
             try:
-                return public_info(reader.manifest, path.stat().st_size)
+                return public_info(manifest, path.stat().st_size)
             except (KeyError, TypeError):
                 raise SnapshotCorrupt("the snapshot's manifest is incomplete") from None
 
+    async def copy(self, snapshot_id: str) -> tuple[str, dict[str, Any]]:
+        """A copy of the snapshot under a new id, and its manifest (a paused sandbox made from a
+        snapshot owns its copy: deleting the snapshot leaves it whole)."""
+        copy_id = uuid.uuid4().hex
+        with self.store.fetch(snapshot_id) as path:
+            manifest = await asyncio.to_thread(_manifest, path)
+            partial = self.scratch / f"{copy_id}.partial"
+            try:
+                await asyncio.to_thread(_link_or_copy, path, partial)
+                await asyncio.to_thread(self.store.put, copy_id, partial)
+            finally:
+                partial.unlink(missing_ok=True)
+        return copy_id, manifest
+
     async def _restore_file(
-        self, path: Path, *, ttl_seconds: int, metadata: Mapping[str, str] | None, replay: bool
+        self,
+        path: Path,
+        *,
+        ttl_seconds: int,
+        metadata: Mapping[str, str] | None,
+        replay: bool,
+        sandbox_id: str | None = None,
     ) -> tuple[ServerSandbox, dict[str, Any]]:
         reader = await asyncio.to_thread(ArchiveReader, path)
         try:
@@ -193,6 +227,7 @@ class Snapshots:
                 template=template,
                 ttl_seconds=ttl_seconds,
                 metadata=saved_metadata if metadata is None else metadata,
+                sandbox_id=sandbox_id,
             )
             try:
                 report = await self._fill(sandbox, path, reader, saved_contexts=saved_contexts, replay=replay)
@@ -265,6 +300,18 @@ class Snapshots:
             "unsaved": unsaved,
             "replayed": replayed,
         }
+
+
+def _manifest(path: Path) -> dict[str, Any]:
+    with ArchiveReader(path) as reader:
+        return reader.manifest
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    try:
+        os.link(source, target)  # snapshot files are never written in place: sharing is safe
+    except OSError:
+        shutil.copyfile(source, target)
 
 
 def _restore_workdir(path: Path, workdir: Path, owner: tuple[int, int] | None) -> None:

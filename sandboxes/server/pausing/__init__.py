@@ -1,0 +1,1 @@
+"""Pause and resume: an idle sandbox's kernels are stopped and kept as a snapshot; any use resumes it."""
