@@ -9,6 +9,6 @@ from analyst.models import UserLimits
 
 @admin.register(UserLimits)
 class UserLimitsAdmin(admin.ModelAdmin):
-    list_display = ("user", "concurrent_turns", "cells_per_minute", "stored_bytes")
+    list_display = ("user", "concurrent_turns", "cells_per_minute", "stored_bytes", "live_sandboxes")
     search_fields = ("user__username",)
     raw_id_fields = ("user",)

@@ -30,6 +30,7 @@ TYPES = frozenset(
         "saving",
         "notice",
         "kernel_restored",
+        "kernel_resumed",
         "forked",
         "files_waiting",
         "file_added",

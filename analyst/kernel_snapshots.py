@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db.models import Exists, OuterRef, Q
 
+from analyst import live_sandboxes
 from analyst.models import AnalysisSession, Event, KernelSnapshot, Turn
 from sandboxes import Sandbox, SandboxError, SnapshotNotFound
 
@@ -82,7 +83,7 @@ def restore(session: AnalysisSession, snapshot: KernelSnapshot) -> Sandbox:
     return Sandbox.restore(
         snapshot.snapshot_id,
         ttl_seconds=settings.ANALYST_SANDBOX_TTL,
-        metadata={"session": str(session.id)},
+        metadata=live_sandboxes.metadata_for(session),
     )
 
 

@@ -1,7 +1,8 @@
-"""Each user's share of the machine: turns running at once, code cells per minute, and bytes
-stored (uploads, charts, saved kernels). The defaults are settings (ANALYST_LIMIT_*, 0 for none);
-an admin may set other figures for one user (UserLimits). Without them, one user could take every
-worker and sandbox, and fill the disk, for everyone.
+"""Each user's share of the machine: turns running at once, code cells per minute, bytes stored
+(uploads, charts, saved kernels) and kernels running (live_sandboxes.py keeps to that one). The
+defaults are settings (ANALYST_LIMIT_*, 0 for none); an admin may set other figures for one user
+(UserLimits). Without them, one user could take every worker and sandbox, and fill the disk,
+for everyone.
 
 Checked where work starts (turns.do_start_turn, uploads.do_upload), so the page, the JSON API and
 MCP refuse alike, with the same message.
@@ -19,6 +20,7 @@ from django.utils import timezone
 
 from analyst.models import Artifact, DataFile, KernelSnapshot, Turn, UserLimits
 from analyst.sizes import human_size
+from sandboxes import SandboxError
 
 MINUTE = dt.timedelta(minutes=1)
 
@@ -36,6 +38,7 @@ class Limits:
     concurrent_turns: int
     cells_per_minute: int
     stored_bytes: int
+    live_sandboxes: int
 
 
 def limits_for(user: AbstractBaseUser) -> Limits:
@@ -49,6 +52,7 @@ def limits_for(user: AbstractBaseUser) -> Limits:
         concurrent_turns=pick("concurrent_turns", settings.ANALYST_LIMIT_CONCURRENT_TURNS),
         cells_per_minute=pick("cells_per_minute", settings.ANALYST_LIMIT_CELLS_PER_MINUTE),
         stored_bytes=pick("stored_bytes", settings.ANALYST_LIMIT_STORED_BYTES),
+        live_sandboxes=pick("live_sandboxes", settings.ANALYST_LIMIT_LIVE_SANDBOXES),
     )
 
 
@@ -106,7 +110,18 @@ def usage(user: AbstractBaseUser, *, now: dt.datetime | None = None) -> dict[str
         "concurrent_turns": {"used": _unfinished_turns(user), "limit": limits.concurrent_turns},
         "cells_per_minute": {"used": cells.count(), "limit": limits.cells_per_minute},
         "stored_bytes": {"used": stored_bytes(user), "limit": limits.stored_bytes},
+        **_live_sandboxes(user, limits.live_sandboxes),
     }
+
+
+def _live_sandboxes(user: AbstractBaseUser, limit: int) -> dict[str, dict[str, int]]:
+    """The user's running kernels beside their limit; nothing when sandboxd cannot say."""
+    from analyst.live_sandboxes import running_for  # it needs limits_for from here
+
+    try:
+        return {"live_sandboxes": {"used": len(running_for(user.pk)), "limit": limit}}
+    except SandboxError:
+        return {}
 
 
 def shown(user: AbstractBaseUser) -> list[dict[str, str]]:
@@ -115,6 +130,7 @@ def shown(user: AbstractBaseUser) -> list[dict[str, str]]:
         "concurrent_turns": ("Turns running at once", str),
         "cells_per_minute": ("Code cells in the last minute", str),
         "stored_bytes": ("Files, charts and saved kernels", human_size),
+        "live_sandboxes": ("Kernels running (idle ones pause)", str),
     }
     lines = []
     for key, figures in usage(user).items():

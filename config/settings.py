@@ -247,7 +247,7 @@ ANALYST_MODEL_OUTPUT_LIMIT = envint("ANALYST_MODEL_OUTPUT_LIMIT", 8000)
 # The newest messages (stored rows: questions, answers, tool calls, results) the model gets per
 # turn; older ones are left out with a note, from a turn's start on.
 ANALYST_HISTORY_LIMIT = envint("ANALYST_HISTORY_LIMIT", 60)
-ANALYST_SANDBOX_TTL = envint("ANALYST_SANDBOX_TTL", 3600)
+ANALYST_SANDBOX_TTL = envint("ANALYST_SANDBOX_TTL", 24 * 3600)
 # After each turn that ran code, snapshot the kernel so an expired sandbox (or a restarted
 # sandboxd) comes back with its variables; keep this many per session, the newest: one per turn
 # that ran code, which Regenerate and a branch (an edited question) restore the state before.
@@ -327,6 +327,7 @@ ANALYST_DAILY_TOKEN_BUDGET = envint("ANALYST_DAILY_TOKEN_BUDGET", 0)
 ANALYST_LIMIT_CONCURRENT_TURNS = envint("ANALYST_LIMIT_CONCURRENT_TURNS", 3)
 ANALYST_LIMIT_CELLS_PER_MINUTE = envint("ANALYST_LIMIT_CELLS_PER_MINUTE", 60)
 ANALYST_LIMIT_STORED_BYTES = envbytes("ANALYST_LIMIT_STORED_BYTES", 5 << 30)
+ANALYST_LIMIT_LIVE_SANDBOXES = envint("ANALYST_LIMIT_LIVE_SANDBOXES", 3)
 
 # Operations: /healthz and /metrics.
 # Workers refresh a heartbeat in Redis this often (seconds); /healthz fails after three missed.

@@ -31,6 +31,7 @@ PUBLIC_API = [
     "QuotaExceeded",
     "RequestTimeout",
     "RestoreReport",
+    "Resumed",
     "RestoredContext",
     "Result",
     "Sandbox",

@@ -10,7 +10,7 @@ from django.conf import settings
 from analyst.agent.providers import Provider, provider_for
 from analyst.agent.providers.http import new_http_client
 from analyst.per_process import PerProcess
-from sandboxes import Sandbox
+from sandboxes import Sandbox, SandboxError
 
 KEPT_SANDBOXES = 32
 
@@ -30,8 +30,16 @@ def provider(route: str) -> tuple[Provider, str]:
 
 
 def sandbox(sandbox_id: str) -> Sandbox:
-    """A connected Sandbox, reused while this process keeps it. Raises as Sandbox.connect does."""
-    kept = _sandboxes.get().pop(sandbox_id, None) or Sandbox.connect(sandbox_id)
+    """A connected Sandbox, running (resumed if it was paused: its ``resumed`` says so), reused
+    while this process keeps it. Raises as Sandbox.connect does."""
+    kept = _sandboxes.get().pop(sandbox_id, None)
+    if kept is None:
+        return keep(Sandbox.connect(sandbox_id))
+    try:
+        kept.resume()
+    except SandboxError:
+        kept.close()
+        raise
     return keep(kept)
 
 

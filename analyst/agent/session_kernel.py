@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from analyst import kernel_snapshots
+from analyst import kernel_snapshots, live_sandboxes
 from analyst.agent import connections
 from analyst.agent.replacement_lock import replacing_sandbox
 from analyst.file_reading import describe_in, is_packed
@@ -35,6 +35,13 @@ log = logging.getLogger(__name__)
 Emit = Callable[[str, dict[str, Any]], None]
 GONE = (SandboxNotFound, SandboxExpired)
 KERNEL_DIED = "KernelDied"
+RESUMED_WHY = {
+    "idle": "The kernel had been paused while idle",
+    "memory": "The kernel had been paused to free memory",
+    "room": "The kernel had been paused to make room for other sessions",
+    "asked": "The kernel had been paused",
+    "restored": "The kernel had been kept on disk",
+}
 DIED = re.compile(r"The kernel died \((.*)\)\. It was restarted", re.DOTALL)  # sandboxd's words
 
 
@@ -61,16 +68,36 @@ class SessionKernel:
         self.emit("notice", {"text": text})
 
     def sandbox(self) -> Sandbox:
-        """The session's sandbox: connected, restored or created (with the session's files)."""
+        """The session's sandbox: connected (resumed if it was paused), restored or created
+        (with the session's files). Its owner's other kernels past their limit are paused first."""
         if self._sandbox is not None:
             return self._sandbox
+        live_sandboxes.make_room_for(self.session, notice=self.notice)
         if self.session.sandbox_id:
             try:
                 self._sandbox = connections.sandbox(self.session.sandbox_id)
-                return self._sandbox
             except GONE:
                 return self._replace("The session's previous kernel has expired")
+            self._tell_if_resumed(self._sandbox)
+            return self._sandbox
         return self._replace("")
+
+    def _tell_if_resumed(self, sandbox: Sandbox) -> None:
+        """A quiet line, once per pause, when the kernel came back from one (a plain notice when
+        the pause could not keep some variables)."""
+        resumed = sandbox.resumed
+        if resumed is None:
+            return
+        told = Event.objects.filter(session=self.session, type="kernel_resumed")
+        if told.filter(payload__paused_at=resumed.paused_at).exists():
+            return
+        text = f"{RESUMED_WHY.get(resumed.why, 'The kernel had been paused')}; it resumed with its variables."
+        if resumed.unsaved:
+            text += f" These could not be kept and are gone: {', '.join(resumed.unsaved)}."
+        self.emit(
+            "kernel_resumed",
+            {"text": text, "paused_at": resumed.paused_at, "why": resumed.why, "unsaved": resumed.unsaved},
+        )
 
     def _replace(self, why: str) -> Sandbox:
         gone = self.session.sandbox_id
@@ -130,7 +157,7 @@ class SessionKernel:
     def _create(self) -> Sandbox:
         sandbox = Sandbox.create(
             ttl_seconds=settings.ANALYST_SANDBOX_TTL,
-            metadata={"session": str(self.session.id)},
+            metadata=live_sandboxes.metadata_for(self.session),
             idempotency_key=str(self.session.id),  # a create retried after a lost answer adopts the first
         )
         self._adopt(sandbox)
@@ -174,7 +201,7 @@ class SessionKernel:
             if snapshot is None:
                 sandbox = Sandbox.create(
                     ttl_seconds=settings.ANALYST_SANDBOX_TTL,
-                    metadata={"session": str(self.session.id)},
+                    metadata=live_sandboxes.metadata_for(self.session),
                     idempotency_key=key,
                 )
                 self._adopt(sandbox)

@@ -19,6 +19,11 @@ class UserLimits(models.Model):
     stored_bytes = models.PositiveBigIntegerField(
         null=True, blank=True, help_text="Uploads, charts and saved kernels, in bytes."
     )
+    live_sandboxes = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Kernels running at once across the user's sessions (past it, idle ones are paused).",
+    )
 
     class Meta:
         verbose_name = "user's limits"

@@ -22,6 +22,7 @@ from sandboxes.client.connection import (
 from sandboxes.client.payloads import (
     Listing,
     RestoreReport,
+    Resumed,
     SandboxInfo,
     SnapshotInfo,
     TablePreview,
@@ -205,6 +206,20 @@ class AsyncSandbox:
 
     async def get_info(self) -> SandboxInfo:
         response = await self._api.request("GET", f"/sandboxes/{self.sandbox_id}")
+        self._info = SandboxInfo.from_json(response.json())
+        return self._info
+
+    @property
+    def resumed(self) -> Resumed | None:
+        return self._info.resumed
+
+    async def resume(self) -> SandboxInfo:
+        """See Sandbox.resume."""
+        response = await self._api.request(
+            "POST",
+            f"/sandboxes/{self.sandbox_id}/connect",
+            timeout=self._api.config.timeout(SNAPSHOT_TIMEOUT),
+        )
         self._info = SandboxInfo.from_json(response.json())
         return self._info
 

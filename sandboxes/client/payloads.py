@@ -37,6 +37,7 @@ class Resumed:
     not keep (they could not be pickled)."""
 
     why: str
+    paused_at: float  # when it was paused (seconds since the epoch): which pause this undid
     seconds: float
     unsaved: list[str]
 
@@ -44,7 +45,12 @@ class Resumed:
     def from_json(cls, body: dict[str, Any] | None) -> Resumed | None:
         if not body:
             return None
-        return cls(why=str(body["why"]), seconds=float(body["seconds"]), unsaved=list(body["unsaved"]))
+        return cls(
+            why=str(body["why"]),
+            paused_at=float(body["paused_at"]),
+            seconds=float(body["seconds"]),
+            unsaved=list(body["unsaved"]),
+        )
 
 
 @dataclass(frozen=True)

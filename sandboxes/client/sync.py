@@ -19,6 +19,7 @@ from sandboxes.client.connection import (
 from sandboxes.client.payloads import (
     Listing,
     RestoreReport,
+    Resumed,
     SandboxInfo,
     SnapshotInfo,
     TablePreview,
@@ -149,10 +150,22 @@ class Sandbox:
         return cls(SandboxInfo.from_json(response.json()), api)
 
     @classmethod
+    def pause_by_id(cls, sandbox_id: str, *, url: str | None = None, token: str | None = None) -> SandboxInfo:
+        """Pause a sandbox without connecting to it first (as ``pause``); its info."""
+        api = _Api(ConnectionConfig.resolve(url, token))
+        try:
+            path = f"/sandboxes/{sandbox_id}/pause"
+            return SandboxInfo.from_json(
+                api.request("POST", path, timeout=api.config.timeout(SNAPSHOT_TIMEOUT)).json()
+            )
+        finally:
+            api.http.close()
+
+    @classmethod
     def list(
         cls, metadata: dict[str, str] | None = None, *, url: str | None = None, token: str | None = None
     ) -> list[SandboxInfo]:
-        """The running sandboxes whose metadata contains ``metadata``."""
+        """The sandboxes, running and paused, whose metadata contains ``metadata``."""
         api = _Api(ConnectionConfig.resolve(url, token))
         try:
             body = api.request("GET", "/sandboxes", params=list_params(metadata)).json()
@@ -226,6 +239,22 @@ class Sandbox:
     def get_info(self) -> SandboxInfo:
         """How the sandbox is now (``state`` "running" or "paused"); looking does not resume it."""
         self._info = SandboxInfo.from_json(self._api.request("GET", f"/sandboxes/{self.sandbox_id}").json())
+        return self._info
+
+    @property
+    def resumed(self) -> Resumed | None:
+        """What the last resume brought back, as last heard (``connect``, ``resume``, ``get_info``)."""
+        return self._info.resumed
+
+    def resume(self) -> SandboxInfo:
+        """Bring the sandbox back if it is paused (nothing to do if it runs); its info. Any other
+        call resumes it too: this one says so before the next cell runs."""
+        response = self._api.request(
+            "POST",
+            f"/sandboxes/{self.sandbox_id}/connect",
+            timeout=self._api.config.timeout(SNAPSHOT_TIMEOUT),
+        )
+        self._info = SandboxInfo.from_json(response.json())
         return self._info
 
     def pause(self) -> SandboxInfo:

@@ -97,6 +97,7 @@ export class Transcript {
       case "kernel_restored": // the running cell waited for it: it reads before that cell
         return this.notice(payload.text ?? "", type, this.running);
       case "notice":
+      case "kernel_resumed": // quiet: the kernel came back as it was
         return this.notice(payload.text ?? "", type);
       case "forked":
         return this.forked(payload);
