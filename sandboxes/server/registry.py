@@ -177,11 +177,14 @@ class Registry:
         if warm is not None:
             sandbox.add_context(CodeContext(sandbox.spec, workdir, kernel=warm.kernel), default=True)
             return sandbox
+        sandbox.users += 1  # not paused while its first kernel starts
         try:
             await sandbox.new_context()
         except BaseException:
             await self.kill(sandbox_id)
             raise
+        finally:
+            sandbox.users -= 1
         sandbox.touch()  # its TTL runs from when it is ready: a slow kernel start must not use it up
         return sandbox
 

@@ -323,14 +323,14 @@ class Pauser:
         idle = [
             s
             for s in self.registry.sandboxes.values()
-            if s.id not in skip
-            and s.id not in self._pausing
-            and s.id not in self._resuming
-            and not s.busy
-            and not s.users
-            and s.idle_seconds() >= min_idle
+            if s.id not in skip and self._pausable(s) and s.idle_seconds() >= min_idle
         ]
         return min(idle, key=lambda s: s.last_used, default=None)
+
+    def _pausable(self, sandbox: ServerSandbox) -> bool:
+        """Nothing is being done with it: no cell, no request, no pause or resume under way."""
+        busy = sandbox.busy or sandbox.users or not sandbox.contexts
+        return not busy and sandbox.id not in self._pausing and sandbox.id not in self._resuming
 
     async def _try_pause(self, sandbox: ServerSandbox, *, why: str, whole: bool = False) -> bool:
         try:
@@ -363,7 +363,9 @@ class Pauser:
         self._expire_paused()
         for sandbox in sorted(self.registry.sandboxes.values(), key=lambda s: s.last_used):
             idle = sandbox.idle_seconds()
-            if idle >= self.idle_pause_seconds and not await self._held(sandbox):
+            if not self._pausable(sandbox) or idle < self.idle_pause_seconds:
+                continue
+            if not await self._held(sandbox):
                 # Within the hold limit an idle pause never drops what cannot be pickled.
                 await self._try_pause(sandbox, why="idle", whole=idle < self.hold_limit_seconds)
         tried: set[str] = set()

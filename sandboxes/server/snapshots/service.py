@@ -229,11 +229,14 @@ class Snapshots:
                 metadata=saved_metadata if metadata is None else metadata,
                 sandbox_id=sandbox_id,
             )
+            sandbox.users += 1  # not paused while it is filled
             try:
                 report = await self._fill(sandbox, path, reader, saved_contexts=saved_contexts, replay=replay)
             except BaseException:
                 await self.registry.kill(sandbox.id)
                 raise
+            finally:
+                sandbox.users -= 1
         finally:
             reader.close()
         return sandbox, {"snapshot_id": manifest.get("id"), "contexts": report}
