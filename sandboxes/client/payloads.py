@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 UPLOAD_CHUNK = 256 << 10
@@ -252,6 +252,7 @@ class RestoredContext:
     restored: list[str]
     unsaved: list[str]  # could not be saved: missing unless ``replayed`` rebuilt them
     replayed: bool
+    deferred: list[str] = field(default_factory=list)  # large ones, loaded when first needed
 
 
 @dataclass(frozen=True)
@@ -267,7 +268,11 @@ class RestoreReport:
             snapshot_id=body.get("snapshot_id"),
             contexts=[
                 RestoredContext(
-                    context_id=c["id"], restored=c["restored"], unsaved=c["unsaved"], replayed=c["replayed"]
+                    context_id=c["id"],
+                    restored=c["restored"],
+                    unsaved=c["unsaved"],
+                    replayed=c["replayed"],
+                    deferred=c.get("deferred", []),
                 )
                 for c in body["contexts"]
             ],

@@ -184,6 +184,7 @@ class SandboxApi:
     async def variables(self, request: Request) -> Response:
         """The context's user variables, read by a silent cell between cells (ContextBusy during one)."""
         async with self._context(request) as (_, context):
+            await context.complete_state()
             return JSONResponse(await variables.list_variables(context))
 
     async def preview_variable(self, request: Request) -> Response:
@@ -192,6 +193,7 @@ class SandboxApi:
         if not rows.isdigit():
             raise InvalidRequest("rows must be a whole number")
         async with self._context(request) as (_, context):
+            await context.complete_state()
             table = await variables.preview(context, request.path_params["name"], int(rows))
         return JSONResponse(table)
 

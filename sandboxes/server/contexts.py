@@ -9,11 +9,15 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from sandboxes.errors import ContextBusy
+from sandboxes.errors import ContextBusy, SandboxError
 from sandboxes.kernels.kernel import Kernel, KernelDied, KernelSpec, error_for
 from sandboxes.kernels.messages import Event, error_event
 from sandboxes.server.system_limits import check_room_for_a_kernel
+
+if TYPE_CHECKING:
+    from sandboxes.server.snapshots.deferred import Deferred
 
 BUSY_GRACE_SECONDS = 1.0
 SILENT_OUTPUT_LIMIT = 1 << 20  # what we keep of our own cell's stdout: its last MiB
@@ -27,7 +31,8 @@ class CodeContext:
         self.kernel = kernel or Kernel(spec, workdir)
         self._lock = asyncio.Lock()
         self._winding_down = False  # an abandoned cell is being interrupted
-        self._inspecting = False  # the variable inspector's cell runs: it ends soon on its own
+        self._ours = False  # sandboxd's own short cell runs (inspector, deferred load): cells wait
+        self.deferred: Deferred | None = None  # large variables a restore has not loaded yet
         self.history = History()
 
     async def start(self) -> None:
@@ -56,8 +61,11 @@ class CodeContext:
         restarted. A kernel that dies is restarted. Either way the events say so plainly.
         A cell whose caller left is being stopped, not run: the next one waits for it.
         """
+        unloaded = await self._load_what_it_may_use(code)
         await self._refuse_if_busy()
         async with self._lock:
+            if unloaded:
+                yield {"type": "stderr", "text": f"[sandbox] {unloaded}\n"}
             self.history.add(code)
             capped = OutputCap(stdout_limit, results_limit)
             finished = False
@@ -83,6 +91,32 @@ class CodeContext:
                         await self.kernel.wait_idle()
                     finally:
                         self._winding_down = False
+
+    async def _load_what_it_may_use(self, code: str) -> str:
+        """Load deferred variables ``code`` may use; what could not be loaded, said, or ""."""
+        if self.deferred is None or not self.deferred.needed_by(code):
+            return ""
+        try:
+            await self.deferred.load_all()
+        except SandboxError as exc:
+            return f"{exc.message}; they are gone."
+        return ""
+
+    async def complete_state(self) -> None:
+        """Load every deferred variable (before the whole namespace is read or saved)."""
+        if self.deferred is not None:
+            await self.deferred.load_all()
+
+    @contextlib.asynccontextmanager
+    async def between_cells(self) -> AsyncIterator[None]:
+        """Hold the context for sandboxd's own short cell once the running one ends; a cell
+        asked for meanwhile waits for it instead of being refused."""
+        async with self._lock:
+            self._ours = True
+            try:
+                yield
+            finally:
+                self._ours = False
 
     @contextlib.asynccontextmanager
     async def exclusive(self) -> AsyncIterator[None]:
@@ -112,7 +146,7 @@ class CodeContext:
         kernel that died is restarted and raises KernelDied."""
         await self._refuse_if_busy()
         async with self._lock:
-            self._inspecting = True
+            self._ours = True
             tail = Tail(SILENT_OUTPUT_LIMIT)
             try:
                 async for event in self.kernel.execute(code, timeout, silent=True):
@@ -126,7 +160,7 @@ class CodeContext:
                 await self.restart()
                 raise
             finally:
-                self._inspecting = False
+                self._ours = False
             return tail.text()
 
     async def _refuse_if_busy(self) -> None:
@@ -134,7 +168,7 @@ class CodeContext:
         next one before we notice it left, so a busy context gets a moment to start winding
         down; one held by the inspector is waited for."""
         deadline = time.monotonic() + BUSY_GRACE_SECONDS
-        while self.busy and not (self._winding_down or self._inspecting):
+        while self.busy and not (self._winding_down or self._ours):
             if time.monotonic() > deadline:
                 raise ContextBusy("this code context is already running a cell")
             await asyncio.sleep(0.02)
@@ -155,12 +189,19 @@ class CodeContext:
         return await self.kernel.interrupt()
 
     async def restart(self) -> None:
+        self._discard_deferred()
         await self.kernel.shutdown()
         self.kernel = Kernel(self.spec, self.workdir)
         await self.kernel.start()
 
     async def close(self) -> None:
+        self._discard_deferred()
         await self.kernel.shutdown()
+
+    def _discard_deferred(self) -> None:
+        if self.deferred is not None:
+            self.deferred.discard()
+            self.deferred = None
 
 
 class History:

@@ -183,16 +183,20 @@ class ArchiveReader:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def read_chunks(self, name: str) -> Iterator[memoryview]:
-        """The member's bytes, read straight from the file into one reused buffer (each chunk is
-        valid until the next is asked for); SnapshotCorrupt (after the last chunk) if they are
-        not as saved."""
+    def read_chunks(self, name: str, start: int = 0, length: int | None = None) -> Iterator[memoryview]:
+        """The member's bytes (``length`` of them from ``start``: a part of a namespace), read
+        straight from the file into one reused buffer (each chunk is valid until the next is
+        asked for); SnapshotCorrupt (after the last chunk) if a whole member is not as saved."""
         member = self.members.get(name)
         expected = self.checksums.get(name)
         if member is None or expected is None or not member.isreg():
             raise SnapshotCorrupt(f"the snapshot has no {name}")
-        buffer = memoryview(bytearray(min(CHUNK, member.size)))
-        offset, left, crc = member.offset_data, member.size, 0
+        whole = start == 0 and (length is None or length == member.size)
+        length = member.size - start if length is None else length
+        if start < 0 or length < 0 or start + length > member.size:
+            raise SnapshotCorrupt(f"the snapshot's {name} is shorter than its parts")
+        buffer = memoryview(bytearray(max(1, min(CHUNK, length))))
+        offset, left, crc = member.offset_data + start, length, 0
         fd = self.tar.fileobj.fileno()  # type: ignore[union-attr]
         while left:
             try:
@@ -205,7 +209,7 @@ class ArchiveReader:
             crc = zlib.crc32(chunk, crc)
             yield chunk
             offset, left = offset + count, left - count
-        if crc != expected:
+        if whole and crc != expected:
             raise SnapshotCorrupt(f"the snapshot's {name} is damaged (checksum mismatch)")
 
     def copy_to(self, name: str, fd: int) -> None:

@@ -17,6 +17,9 @@ IPYTHON_OBJECTS = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
 # (set through globals()) is not saved, and at most this many unsaved ones are named.
 MAX_NAME_CHARS = 200
 MAX_UNSAVED = 1000
+# A variable estimated this large is pickled alone, so that a restore need not wait for it.
+LARGE_BYTES = 16 << 20
+TRAVERSAL_BUDGET = 200_000
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
@@ -74,13 +77,17 @@ def save(path, limit, drop_unpicklable=False):
     """Pickle every user variable into ``path`` (a named pipe sandboxd reads). What cannot be
     pickled fails the attempt, reported as "unpicklable": the bytes already in the pipe cannot
     be taken back, so sandboxd discards them and asks again with ``drop_unpicklable``, which
-    leaves those variables out and names them."""
+    leaves those variables out and names them.
+
+    The file holds consecutive pickles, each a dict of variables ("parts"): first all but the
+    large ones, then each large one alone, so a restore can load the first part and the others
+    later, when a cell needs them."""
     shell = get_ipython()  # noqa: F821 (the kernel's builtin)
     namespace = shell.user_ns
     state = {name: namespace[name] for name in _user_names(namespace, shell.user_ns_hidden)}
     unsaved = _drop_unpicklable(state) if drop_unpicklable else {}
     try:
-        size = _dump(state, path, limit)
+        parts = _dump(state, path, limit, _deferrable(state, namespace))
     except _TooLarge:
         _report(error="too_large", limit=limit)
     except OSError as exc:
@@ -88,15 +95,109 @@ def save(path, limit, drop_unpicklable=False):
     except Exception as exc:
         _report(error="failed" if drop_unpicklable else "unpicklable", message=_describe(exc))
     else:
-        _report(saved=sorted(state), unsaved=unsaved, size=size)
+        size = sum(part["size"] for part in parts)
+        _report(saved=sorted(state), unsaved=unsaved, size=size, parts=parts)
 
 
-def _dump(state, path, limit):
-    """The number of bytes written."""
+def _dump(state, path, limit, deferred):
+    """The parts written: {"names", "size"} each, in order."""
+    groups = [{name: value for name, value in state.items() if name not in deferred}]
+    groups += [{name: state[name]} for name in sorted(deferred)]
+    parts = []
     with open(path, "wb") as stream:
         capped = _CappedWriter(stream, limit)
-        _pickler()(capped, protocol=5).dump(state)
-    return capped.written
+        for group in groups:
+            start = capped.written
+            _pickler()(capped, protocol=5).dump(group)
+            parts.append({"names": sorted(group), "size": capped.written - start})
+    return parts
+
+
+def _deferrable(state, namespace):
+    """The large variables a restore may load later: none that a function or class of the
+    user's names (it would find it missing), nor any that another saved object holds (one
+    pickle of its own would make two objects of it)."""
+    large = {name for name, value in state.items() if _estimated_bytes(value) >= LARGE_BYTES}
+    if not large:
+        return set()
+    large -= _names_code_refers_to(state.values())
+    if not large:
+        return set()
+    return large - _held_by_others(state, large, namespace)
+
+
+def _held_by_others(state, large, namespace):
+    """The names in ``large`` whose value another saved value reaches, looking through at most
+    TRAVERSAL_BUDGET objects (past that, all of them: nothing is deferred)."""
+    import gc
+    import types
+
+    targets = {id(state[name]): name for name in large}
+    seen = {id(namespace), id(state)}  # a function's globals: the namespace itself
+    stack = [value for name, value in state.items() if name not in large]
+    held = set()
+    budget = TRAVERSAL_BUDGET
+    while stack:
+        value = stack.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if id(value) in targets:
+            held.add(targets[id(value)])
+            continue
+        budget -= 1
+        if budget < 0:
+            return set(large)
+        if isinstance(value, (str, bytes, int, float, complex, bool, types.ModuleType)) or value is None:
+            continue
+        stack.extend(gc.get_referents(value))
+    return held
+
+
+def _estimated_bytes(value):
+    try:
+        if type(value).__name__ == "DataFrame" and hasattr(value, "memory_usage"):
+            return int(value.memory_usage(index=True, deep=False).sum())
+        nbytes = getattr(value, "nbytes", None)  # numpy arrays, pandas Series and Index
+        if isinstance(nbytes, int):
+            return nbytes
+    except Exception:
+        return 0
+    if isinstance(value, (bytes, bytearray, str)):
+        return len(value)
+    return 0
+
+
+def _names_code_refers_to(values):
+    """Every global name the user's functions and classes (and code nested in them) use."""
+    import types
+
+    names, seen = set(), set()
+
+    def visit(code):
+        if id(code) in seen:
+            return
+        seen.add(id(code))
+        names.update(code.co_names)
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                visit(const)
+
+    def look(value):
+        function = getattr(value, "__func__", value)
+        code = getattr(function, "__code__", None)
+        if isinstance(code, types.CodeType):
+            visit(code)
+        elif isinstance(value, type):
+            for member in vars(value).values():
+                look(member)
+
+    for value in values:
+        try:
+            look(value)
+        except Exception:  # noqa: S112 (an object that cannot be looked into names nothing)
+            continue
+    return names
 
 
 def _pickler():
@@ -141,15 +242,18 @@ def _drop_unpicklable(state):
     return dropped
 
 
-def load(path):
-    """Unpickle ``path`` into the user's namespace and delete it."""
+def load(path, parts=1):
+    """Unpickle ``parts`` consecutive parts from ``path`` into the user's namespace and delete it."""
     import dill
 
+    state = {}
     try:
         with open(path, "rb") as stream:
-            state = dill.load(stream)  # noqa: S301 (we are the sandbox's kernel: its own data)
-        if not isinstance(state, dict):
-            raise TypeError("the saved state is not a namespace")
+            for _ in range(parts):
+                part = dill.load(stream)  # noqa: S301 (we are the sandbox's kernel: its own data)
+                if not isinstance(part, dict):
+                    raise TypeError("the saved state is not a namespace")
+                state.update(part)
     except Exception as exc:
         _report(error="failed", message=_describe(exc))
         return

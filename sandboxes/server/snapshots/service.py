@@ -14,10 +14,9 @@ import contextlib
 import functools
 import os
 import shutil
-import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,28 +26,13 @@ from sandboxes.errors import (
     SnapshotFailed,
     TemplateNotFound,
 )
-from sandboxes.kernels.kernel import KernelDied, in_own_namespace
 from sandboxes.server import files
 from sandboxes.server.contexts import CodeContext, History
 from sandboxes.server.registry import Registry
 from sandboxes.server.sandbox import ServerSandbox
-from sandboxes.server.snapshots import drain, feed, kernel_state, state_report
+from sandboxes.server.snapshots import deferred, drain, state_cells, state_report
 from sandboxes.server.snapshots.archive import ArchiveReader, ArchiveWriter, StreamedMember, too_large
 from sandboxes.server.snapshots.store import SnapshotStore
-
-STATE_DIR = ".sandbox-state"  # in the workdir; never part of the snapshot's files
-KERNEL_STATE_SOURCE = Path(kernel_state.__file__).read_text()
-STATE_TIMEOUT = 600.0
-STATE_NAMESPACE = "__sandbox_state__"
-
-
-def _state_path(context_id: str) -> str:
-    return f"{STATE_DIR}/{context_id}.pkl"
-
-
-def _cell(call: str) -> str:
-    """A silent cell running kernel_state's ``call`` in a namespace of its own."""
-    return in_own_namespace(f"{KERNEL_STATE_SOURCE}\n{call}", STATE_NAMESPACE)
 
 
 def public_info(manifest: Mapping[str, Any], size: int) -> dict[str, Any]:
@@ -97,11 +81,15 @@ class Snapshots:
         path = self.scratch / f"{snapshot_id}.partial"
         writer = await asyncio.to_thread(ArchiveWriter, path, self.max_bytes)
         try:
+            for context in list(sandbox.contexts.values()):
+                await context.complete_state()  # what a restore deferred is saved again too
             async with _all_exclusive(list(sandbox.contexts.values())):
                 contexts = []
                 for context in sandbox.contexts.values():
                     contexts.append(await self._save_context(sandbox, context, writer, whole=whole))
-                await asyncio.to_thread(writer.add_workdir, sandbox.workdir, skip=frozenset({STATE_DIR}))
+                await asyncio.to_thread(
+                    writer.add_workdir, sandbox.workdir, skip=frozenset({state_cells.STATE_DIR})
+                )
             manifest = {
                 "id": snapshot_id,
                 "sandbox_id": sandbox.id,
@@ -144,18 +132,19 @@ class Snapshots:
             "unsaved": report.get("unsaved", {}),
             "history": context.history.cells,
             "history_complete": context.history.complete,
+            "parts": report.get("parts", []),
         }
 
     async def _save_namespace(
         self, sandbox: ServerSandbox, context: CodeContext, member: StreamedMember, *, drop_unpicklable: bool
     ) -> dict[str, Any]:
         """One attempt: the kernel pickles into a named pipe that we drain into ``member``."""
-        state = _state_path(context.id)
-        async with _pipe(sandbox.workdir, state, sandbox.owner):
+        state = state_cells.state_path(context.id)
+        async with state_cells.pipe(sandbox.workdir, state, sandbox.owner):
             fd = await asyncio.to_thread(files.open_fifo_for_reading, sandbox.workdir, state)
-            async with _beside(functools.partial(drain.drain, fd, member.write)):
+            async with state_cells.beside(functools.partial(drain.drain, fd, member.write)):
                 call = f"save({'/home/user/' + state!r}, {member.room()}, {drop_unpicklable})"
-                return await _run_state_cell(context, call, context.id)
+                return await state_cells.run_state_cell(context, call, context.id)
 
     # Restoring ------------------------------------------------------------------------------
 
@@ -255,6 +244,7 @@ class Snapshots:
         files_written = asyncio.create_task(
             asyncio.to_thread(_restore_workdir, path, sandbox.workdir, sandbox.owner)
         )
+        shared = await self._deferred_source(path, saved_contexts, replay=replay)
         try:
             if replay:
                 await files_written
@@ -265,11 +255,29 @@ class Snapshots:
                 else:
                     context = await sandbox.new_context()
                 sandbox.rename_context(context.id, str(saved["id"]))
-                report.append(await self._load_context(sandbox, context, reader, saved, replay=replay))
+                loaded = await self._load_context(
+                    sandbox, context, reader, saved, replay=replay, shared=shared
+                )
+                report.append(loaded)
+        except BaseException:
+            if shared is not None:
+                shared.path.unlink(missing_ok=True)
+            raise
         finally:
             await asyncio.wait([files_written])
         files_written.result()  # raises what writing the files raised
         return report
+
+    async def _deferred_source(
+        self, path: Path, saved_contexts: list[Any], *, replay: bool
+    ) -> deferred.SharedFile | None:
+        """A copy of the snapshot file for the parts the contexts will load later, if any will."""
+        lazy = 0 if replay else sum(len(deferred.parts_of(saved)) > 1 for saved in saved_contexts)
+        if not lazy:
+            return None
+        copy = self.scratch / f"{uuid.uuid4().hex}.deferred"
+        await asyncio.to_thread(_link_or_copy, path, copy)
+        return deferred.SharedFile(copy, lazy)
 
     async def _load_context(
         self,
@@ -279,27 +287,38 @@ class Snapshots:
         saved: Mapping[str, Any],
         *,
         replay: bool,
+        shared: deferred.SharedFile | None,
     ) -> dict[str, Any]:
+        """Load the context's namespace: its first part now and the others later (``shared``
+        holds them) when it has several, else all of it."""
         history = History(list(saved.get("history") or []), bool(saved.get("history_complete")))
         unsaved = state_report.unsaved_names(saved.get("unsaved"))
         replayed = replay and bool(unsaved) and history.complete
-        state = _state_path(context.id)
+        member = f"contexts/{saved['id']}.pkl"
+        parts = deferred.parts_of(dict(saved))
+        later = parts[1:] if shared is not None else []
         async with context.exclusive():
             if replayed:  # rebuild what could not be saved; the saved values then go on top
                 for cell in history.cells:
                     await context.run_silent(cell, self.registry.config.default_cell_timeout)
-            chunks = reader.read_chunks(f"contexts/{saved['id']}.pkl")
-            async with _pipe(sandbox.workdir, state, sandbox.owner):
-                async with _beside(functools.partial(feed.feed, chunks, sandbox.workdir, state)):
-                    load = f"load({'/home/user/' + state!r})"
-                    report = await _run_state_cell(context, load, saved["id"])
+            if later:
+                chunks, count = reader.read_chunks(member, 0, parts[0].size), 1
+            else:
+                chunks, count = reader.read_chunks(member), max(1, len(parts))
+            report = await state_cells.load_into(context, chunks, parts=count, shown_id=saved["id"])
         if "error" in report:
             message = report.get("message")
             raise SnapshotFailed(f"context {saved['id']}'s state could not be loaded: {message}")
         context.history = history
+        if later:
+            assert shared is not None
+            context.deferred = deferred.Deferred(context, shared, member, later)
+            context.deferred.start_background()
+        waiting = sorted(context.deferred.names) if later and context.deferred else []
         return {
             "id": context.id,
-            "restored": report.get("restored", []),
+            "restored": sorted([*report.get("restored", []), *waiting]),
+            "deferred": waiting,
             "unsaved": unsaved,
             "replayed": replayed,
         }
@@ -324,39 +343,6 @@ def _restore_workdir(path: Path, workdir: Path, owner: tuple[int, int] | None) -
             reader.restore_workdir(workdir, owner)
         except InvalidPath as exc:
             raise SnapshotCorrupt(f"the snapshot holds a file it cannot: {exc}") from None
-
-
-async def _run_state_cell(context: CodeContext, call: str, shown_id: object) -> dict[str, Any]:
-    """Run kernel_state's ``call`` in ``context``; its report."""
-    try:
-        return state_report.parse(await context.run_silent(_cell(call), STATE_TIMEOUT))
-    except KernelDied as exc:
-        raise SnapshotFailed(f"context {shown_id}: {exc}") from None
-
-
-@contextlib.asynccontextmanager
-async def _pipe(workdir: Path, state: str, owner: tuple[int, int] | None) -> AsyncIterator[None]:
-    """A named pipe at ``state`` in the workdir for the ``with`` block."""
-    await asyncio.to_thread(files.make_fifo, workdir, state, owner=owner)
-    try:
-        yield
-    finally:
-        await asyncio.to_thread(files.remove, workdir, state)
-
-
-@contextlib.asynccontextmanager
-async def _beside(pump: Callable[[threading.Event], None]) -> AsyncIterator[None]:
-    """Run ``pump`` in a thread while the ``with`` block runs, then stop it and wait for it; what it
-    raised is raised after a block that raised nothing (a damaged or oversized namespace says
-    so, whatever the kernel reported)."""
-    stop = threading.Event()
-    pumping = asyncio.create_task(asyncio.to_thread(pump, stop))
-    try:
-        yield
-    finally:
-        stop.set()
-        await asyncio.wait([pumping])
-    pumping.result()
 
 
 @contextlib.asynccontextmanager

@@ -53,18 +53,36 @@ def check(report: object) -> dict[str, Any]:
         if "limit" in report:
             checked["limit"] = count(report["limit"])
         return checked
-    if keys == {"saved", "unsaved", "size"}:
+    if keys in ({"saved", "unsaved", "size"}, {"saved", "unsaved", "size", "parts"}):
         unsaved = report["unsaved"]
         if not isinstance(unsaved, dict) or len(unsaved) > MAX_UNSAVED:
             raise Malformed(f"unsaved must be an object of at most {MAX_UNSAVED} names")
-        return {
+        checked = {
             "saved": names(report["saved"]),
             "unsaved": {name(key): message(why) for key, why in unsaved.items()},
             "size": count(report["size"]),
         }
+        if "parts" in report:
+            checked["parts"] = parts(report["parts"], checked["size"])
+        return checked
     if keys == {"restored"}:
         return {"restored": names(report["restored"])}
     raise Malformed("unexpected fields")
+
+
+def parts(value: object, size: int) -> list[dict[str, Any]]:
+    """A saved namespace's parts ({"names", "size"} each, in the order written), which must
+    add up to its ``size``."""
+    if not isinstance(value, list) or not 0 < len(value) <= MAX_NAMES:
+        raise Malformed(f"parts must be a list of at most {MAX_NAMES}")
+    checked = []
+    for part in value:
+        if not isinstance(part, dict) or frozenset(part) != {"names", "size"}:
+            raise Malformed("a part has names and a size")
+        checked.append({"names": names(part["names"]), "size": count(part["size"])})
+    if sum(part["size"] for part in checked) != size:
+        raise Malformed("the parts do not add up to the size")
+    return checked
 
 
 def names(value: object) -> list[str]:
