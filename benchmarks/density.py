@@ -11,8 +11,9 @@ sessions beside twenty active ones, and how fast a paused one answers again.
 - Resume: a paused session's first ``print`` after resume, one a second (arrivals do not wait
   for the warm pool), beside restoring the same state from its snapshot into a new sandbox
   (what a session did before pausing) and a pooled create's first result.
-- Namespace size: resume of a session holding 10 MB and 100 MB (and 1 GB without ``--quick``)
-  of arrays: it grows with the state, which is loaded whole.
+- Namespace size: pause, then resume → first result, of a session holding 10 MB, 100 MB and
+  1 GB (not with ``--quick``) in one array: its first cell does not use the array, which is
+  loaded later (deferred); then the first cell that does.
 
 Run from the project root: ``.venv/bin/python benchmarks/density.py`` (``--quick``). Prints a
 Markdown table and writes benchmarks/results/density.md; every process it starts is stopped.
@@ -253,23 +254,27 @@ def baseline_restores(snapshot_id: str, kw: dict, server: SandboxdProcess) -> tu
     return restores, creates
 
 
-def resume_by_size(server: SandboxdProcess, kw: dict) -> list[tuple[str, float, float]]:
-    """(size, pause ms, resume → first result ms) for a session holding that much in arrays."""
+def resume_by_size(server: SandboxdProcess, kw: dict) -> list[tuple[str, float, float, float]]:
+    """(size, pause ms, resume → first result ms, then the first cell using the array ms) for a
+    session holding that much in one array."""
     sizes = [("10 MB", 10), ("100 MB", 100)] + ([] if QUICK else [("1 GB", 1000)])
     rows = []
     for label, megabytes in sizes:
         settle(server)
         sandbox = Sandbox.create(request_timeout=120, **kw)
         sandbox.run_code(
-            f"import numpy as np\nblob = np.ones({megabytes * 1_000_000 // 8}, dtype='f8')", timeout=120
+            f"import numpy as np\nblob = np.ones({megabytes * 1_000_000 // 8})\nn = 1", timeout=120
         )
         started = time.perf_counter()
         sandbox.pause()
         paused_ms = (time.perf_counter() - started) * 1000
         settle(server)
         started = time.perf_counter()
-        sandbox.run_code("print(1)", timeout=120)
-        rows.append((label, paused_ms, (time.perf_counter() - started) * 1000))
+        sandbox.run_code("print(n)", timeout=120)
+        resumed_ms = (time.perf_counter() - started) * 1000
+        started = time.perf_counter()
+        sandbox.run_code("print(blob[-1])", timeout=120)
+        rows.append((label, paused_ms, resumed_ms, (time.perf_counter() - started) * 1000))
         sandbox.kill()
         sandbox.close()
     return rows
@@ -308,7 +313,8 @@ def report(folder: Path, load_at_start: str) -> str:
         "",
         "| Measure | This run | Baseline (same run) | Target | Result |",
         "|---|---|---|---|---|",
-        f"| Paused sessions held, beside {ACTIVE} active | {health['paused']} paused, {health['sandboxes']} running"
+        f"| Paused sessions held, beside {ACTIVE} active"
+        f" | {health['paused']} paused, {health['sandboxes']} running"
         f" ({active.cells} cells ran, {len(active.failures)} failed) | | ≥ 1,000 + 20"
         f" | {'pass' if health['paused'] >= 1000 else 'not measured at 1,000 (--quick)'} |",
         f"| Host memory available with them | {available / (1 << 30):.1f} GiB | | | |",
@@ -325,10 +331,11 @@ def report(folder: Path, load_at_start: str) -> str:
         f"| Disk per paused session | its snapshot ({snapshot.size / 1024:.0f} KiB here) and a"
         f" {records / max(1, health['paused']):.0f}-byte record | | | |",
     ]
-    for label, pause_ms, resume_ms in sizes:
+    for label, pause_ms, resume_ms, using_ms in sizes:
         lines.append(
-            f"| Namespace of {label}: pause, then resume → first result | {pause_ms:.0f} ms, {resume_ms:.0f} ms"
-            f" | | ≤ {TARGET_RESUME_MS:g} ms | {'pass' if resume_ms <= TARGET_RESUME_MS else '**FAIL**'} |"
+            f"| Namespace of {label}: resume → first result (pause took {pause_ms:.0f} ms)"
+            f" | {resume_ms:.0f} ms | first cell using the array: {using_ms:.0f} ms"
+            f" | ≤ {TARGET_RESUME_MS:g} ms | {'pass' if resume_ms <= TARGET_RESUME_MS else '**FAIL**'} |"
         )
     for failure in active.failures[:5]:
         lines.append(f"\nactive cell failed: {failure}")
