@@ -80,13 +80,14 @@ def alive() -> list[str]:
 # sandboxd.
 
 
-def sandboxd_stats() -> dict[str, Any]:
-    """sandboxd's GET /stats (sandboxes, warm pool); SandboxdDown when it does not answer so."""
+def sandboxd_stats(url: str | None = None, *, timeout: float = TIMEOUT) -> dict[str, Any]:
+    """The GET /stats of sandboxd at ``url`` (default SANDBOXD_URL): sandboxes, warm pool, memory
+    available; SandboxdDown when it does not answer so within ``timeout`` seconds."""
     try:
         response = httpx.get(
-            f"{settings.SANDBOXD_URL.rstrip('/')}/stats",
+            f"{(url or settings.SANDBOXD_URL).rstrip('/')}/stats",
             headers={"Authorization": f"Bearer {settings.SANDBOXD_TOKEN}"},
-            timeout=TIMEOUT,
+            timeout=timeout,
         )
     except httpx.TimeoutException:
         raise SandboxdDown("timed out") from None

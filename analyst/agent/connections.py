@@ -29,9 +29,10 @@ def provider(route: str) -> tuple[Provider, str]:
     )
 
 
-def sandbox(sandbox_id: str) -> Sandbox:
-    """A connected Sandbox, reused while this process keeps it. Raises as Sandbox.connect does."""
-    kept = _sandboxes.get().pop(sandbox_id, None) or Sandbox.connect(sandbox_id)
+def sandbox(sandbox_id: str, *, url: str | None = None) -> Sandbox:
+    """A connected Sandbox (on the sandboxd at ``url``, default SANDBOXD_URL), reused while this
+    process keeps it. Raises as Sandbox.connect does."""
+    kept = _sandboxes.get().pop(sandbox_id, None) or Sandbox.connect(sandbox_id, url=url)
     return keep(kept)
 
 
