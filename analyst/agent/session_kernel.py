@@ -30,6 +30,7 @@ from sandboxes import (
     SandboxExpired,
     SandboxNotFound,
     ServiceUnavailable,
+    SnapshotNotFound,
     SnapshotTooLarge,
 )
 
@@ -107,11 +108,12 @@ class SessionKernel:
                 return self._restore(snapshot, first_use=not why, lost=lost)
             except SandboxError as exc:
                 log.warning("session %s: restoring snapshot %s failed: %s", self.session.id, snapshot.id, exc)
-                why = (
-                    f"{HOST_LOST}, and its saved state could not be restored on another ({exc.message})"
-                    if lost is not None
-                    else f"The kernel's saved state could not be restored ({exc.message})"
-                )
+                if lost is None:
+                    why = f"The kernel's saved state could not be restored ({exc.message})"
+                elif isinstance(exc, SnapshotNotFound):  # a local store: the snapshot went with its host
+                    why = f"{HOST_LOST}, and its saved state was kept on that host alone"
+                else:
+                    why = f"{HOST_LOST}, and its saved state could not be restored on another ({exc.message})"
         if why:
             where = " on another host" if lost is not None else ""
             self.notice(

@@ -138,3 +138,13 @@ def on_hosts(settings: Any, two_hosts: list[SandboxdProcess], monkeypatch: pytes
     monkeypatch.setenv("SANDBOXD_URL", settings.SANDBOXD_URL)
     monkeypatch.setenv("SANDBOXD_TOKEN", two_hosts[0].token)
     return two_hosts
+
+
+@contextlib.contextmanager
+def lost_host_stack(
+    settings: dict[str, str], model_server: ScriptedModelServer
+) -> Iterator[list[SandboxdProcess]]:
+    """Two hosts with ``settings`` and a worker that places sessions on them (one of them is
+    killed by the test: each module that does so has its own)."""
+    with sandboxd_hosts(2, settings) as hosts, worker_on(hosts, model_server):
+        yield hosts
