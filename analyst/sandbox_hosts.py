@@ -11,6 +11,7 @@ SANDBOXD_HOSTS every sandbox is on SANDBOXD_URL and nothing here probes anything
 from __future__ import annotations
 
 import concurrent.futures
+import logging
 import threading
 import time
 from collections.abc import Sequence
@@ -21,6 +22,8 @@ from django.conf import settings
 from analyst import health
 from analyst.per_process import PerProcess
 from sandboxes import ServiceUnavailable
+
+log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT = 1.0
 REMEMBERED = 5.0
@@ -87,9 +90,9 @@ def choose(hosts: Sequence[Host], *, avoid: str = "") -> str:
     """The healthy host with the most memory available (the first listed among equals), other
     than ``avoid``. Raises ServiceUnavailable when there is none."""
     candidates = [h for h in hosts if h.healthy and h.url != avoid]
-    if not candidates:
-        why = "; ".join(f"{h.url}: {h.error}" for h in hosts if not h.healthy) or "none configured"
-        raise ServiceUnavailable(f"no sandbox host answers ({why})")
+    if not candidates:  # users may read this: it names no host (the log has the probes' errors)
+        log.warning("no sandbox host answers: %s", "; ".join(f"{h.url}: {h.error}" for h in hosts))
+        raise ServiceUnavailable(f"no sandbox host answers (of {len(hosts)})")
     return max(candidates, key=lambda h: h.memory_available).url
 
 
