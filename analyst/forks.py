@@ -89,7 +89,11 @@ def copy_log(
 def copy_snapshot(snapshot: KernelSnapshot, fork: AnalysisSession) -> KernelSnapshot:
     """A row of ``fork``'s own naming the same sandboxd snapshot (kept until no row names it)."""
     copy = KernelSnapshot.objects.create(
-        session=fork, snapshot_id=snapshot.snapshot_id, size=snapshot.size, unsaved=snapshot.unsaved
+        session=fork,
+        snapshot_id=snapshot.snapshot_id,
+        host=snapshot.host,
+        size=snapshot.size,
+        unsaved=snapshot.unsaved,
     )
     # Its time, not now: a restore re-sends the uploads made after the snapshot was taken.
     KernelSnapshot.objects.filter(id=copy.id).update(created_at=snapshot.created_at)

@@ -80,13 +80,14 @@ def alive() -> list[str]:
 # sandboxd.
 
 
-def sandboxd_stats() -> dict[str, Any]:
-    """sandboxd's GET /stats (sandboxes, warm pool); SandboxdDown when it does not answer so."""
+def sandboxd_stats(url: str | None = None, *, timeout: float = TIMEOUT) -> dict[str, Any]:
+    """The GET /stats of sandboxd at ``url`` (default SANDBOXD_URL): sandboxes, warm pool, memory
+    available; SandboxdDown when it does not answer so within ``timeout`` seconds."""
     try:
         response = httpx.get(
-            f"{settings.SANDBOXD_URL.rstrip('/')}/stats",
+            f"{(url or settings.SANDBOXD_URL).rstrip('/')}/stats",
             headers={"Authorization": f"Bearer {settings.SANDBOXD_TOKEN}"},
-            timeout=TIMEOUT,
+            timeout=timeout,
         )
     except httpx.TimeoutException:
         raise SandboxdDown("timed out") from None
@@ -126,11 +127,24 @@ def check_redis() -> Check:
 
 
 def check_sandboxd() -> Check:
+    if settings.SANDBOXD_HOSTS:
+        return check_sandboxd_hosts()
     try:
         sandboxd_stats()
     except SandboxdDown as exc:
         return Check(ok=False, error=str(exc))
     return Check(ok=True)
+
+
+def check_sandboxd_hosts() -> Check:
+    """Several hosts: healthy while one answers (new sessions go there), with how many do."""
+    from analyst import sandbox_hosts  # which probes through sandboxd_stats
+
+    surveyed = sandbox_hosts.survey()
+    details = {"hosts": len(surveyed), "healthy": sum(host.healthy for host in surveyed)}
+    if not details["healthy"]:
+        return Check(ok=False, error="no sandbox host answers", details=details)
+    return Check(ok=True, details=details)
 
 
 def check_worker() -> Check:

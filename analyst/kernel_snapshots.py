@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db.models import Exists, OuterRef, Q
 
-from analyst import live_sandboxes
+from analyst import live_sandboxes, sandbox_hosts
 from analyst.models import AnalysisSession, Event, KernelSnapshot, Turn
 from sandboxes import Sandbox, SandboxError, SnapshotNotFound
 
@@ -70,20 +70,27 @@ def take(session: AnalysisSession, sandbox: Sandbox, turn: Turn | None) -> Kerne
     """Snapshot the session's sandbox and keep only the newest few. Raises SandboxError."""
     info = sandbox.snapshot()
     snapshot = KernelSnapshot.objects.create(
-        session=session, turn=turn, snapshot_id=info.snapshot_id, size=info.size, unsaved=sorted(info.unsaved)
+        session=session,
+        turn=turn,
+        snapshot_id=info.snapshot_id,
+        host=session.sandbox_host,
+        size=info.size,
+        unsaved=sorted(info.unsaved),
     )
     prune(session, keep=settings.ANALYST_SNAPSHOTS_KEPT)
     return snapshot
 
 
-def restore(session: AnalysisSession, snapshot: KernelSnapshot) -> Sandbox:
-    """A new sandbox for ``session`` in ``snapshot``'s state. Raises SandboxError."""
+def restore(session: AnalysisSession, snapshot: KernelSnapshot, *, host: str) -> Sandbox:
+    """A new sandbox for ``session`` in ``snapshot``'s state, on ``host`` ("" is SANDBOXD_URL).
+    Raises SandboxError (SnapshotNotFound where the host cannot read the snapshot)."""
     if snapshot.session_id != session.id:
         raise ValueError("a session restores only its own snapshots")
     return Sandbox.restore(
         snapshot.snapshot_id,
         ttl_seconds=settings.ANALYST_SANDBOX_TTL,
         metadata=live_sandboxes.metadata_for(session),
+        url=sandbox_hosts.url(host),
     )
 
 
@@ -98,7 +105,7 @@ def forget(snapshot: KernelSnapshot) -> None:
     if KernelSnapshot.objects.filter(snapshot_id=snapshot.snapshot_id).exists():
         return
     try:
-        Sandbox.delete_snapshot(snapshot.snapshot_id)
+        Sandbox.delete_snapshot(snapshot.snapshot_id, url=sandbox_hosts.url(snapshot.host))
     except SnapshotNotFound:
         pass
     except SandboxError as exc:

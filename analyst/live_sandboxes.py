@@ -9,6 +9,7 @@ import logging
 import uuid
 from collections.abc import Callable
 
+from analyst import sandbox_hosts
 from analyst.models import AnalysisSession
 from analyst.user_limits import limits_for
 from sandboxes import ContextBusy, Sandbox, SandboxError, SandboxInfo
@@ -21,10 +22,16 @@ def metadata_for(session: AnalysisSession) -> dict[str, str]:
     return {"session": str(session.id), "user": str(session.owner_id)}
 
 
-def running_for(user_id: object) -> list[SandboxInfo]:
-    """The user's running sandboxes, the least recently used first. Raises SandboxError."""
-    running = [info for info in Sandbox.list({"user": str(user_id)}) if info.state == "running"]
-    return sorted(running, key=lambda info: info.expires_in - info.ttl_seconds)
+def running_for(user_id: object) -> list[tuple[str, SandboxInfo]]:
+    """The user's running sandboxes on every host, (host, info), the least recently used first.
+    Raises SandboxError."""
+    running = [
+        (host, info)
+        for host in sandbox_hosts.configured() or [""]
+        for info in Sandbox.list({"user": str(user_id)}, url=sandbox_hosts.url(host))
+        if info.state == "running"
+    ]
+    return sorted(running, key=lambda found: found[1].expires_in - found[1].ttl_seconds)
 
 
 def make_room_for(session: AnalysisSession, *, notice: Callable[[str], None]) -> None:
@@ -35,14 +42,16 @@ def make_room_for(session: AnalysisSession, *, notice: Callable[[str], None]) ->
     if not limit:
         return
     try:
-        others = [info for info in running_for(session.owner_id) if info.sandbox_id != session.sandbox_id]
+        others = [
+            found for found in running_for(session.owner_id) if found[1].sandbox_id != session.sandbox_id
+        ]
     except SandboxError as exc:
         log.warning("could not list the sandboxes of user %s: %s", session.owner_id, exc)
         return
     paused = []
-    for info in others[: max(0, len(others) - (limit - 1))]:
+    for host, info in others[: max(0, len(others) - (limit - 1))]:
         try:
-            Sandbox.pause_by_id(info.sandbox_id)
+            Sandbox.pause_by_id(info.sandbox_id, url=sandbox_hosts.url(host))
         except ContextBusy:
             continue
         except SandboxError as exc:

@@ -13,10 +13,10 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 from analyst import events, file_reports, placement_queue
-from analyst.agent.session_kernel import SessionKernel
+from analyst.agent.session_kernel import UNREACHED, SessionKernel
 from analyst.file_reading import describe_in
 from analyst.models import AnalysisSession, DataFile
-from sandboxes import SandboxError
+from sandboxes import Sandbox, SandboxError
 
 log = logging.getLogger(__name__)
 WAIT_POLL = 0.5
@@ -35,10 +35,19 @@ def place(data_file_id: int) -> None:
     session = data_file.session
     kernel = SessionKernel(session, emit=lambda type, payload: events.append(session.id, type, payload))
     sandbox = kernel.sandbox()
-    with data_file.stored.open("rb") as content:
-        sandbox.files.write(data_file.path, content)
+    try:
+        write(sandbox, data_file)
+    except UNREACHED as exc:
+        kernel.replace_if_host_lost(exc)  # raises it again while the session's host answers
+        sandbox = kernel.sandbox()  # on another host now, with every upload but this one
+        write(sandbox, data_file)
     if ready(data_file, describe_in(sandbox, data_file)):
         events.append(session.id, "file_added", file_reports.upload_entry(data_file))
+
+
+def write(sandbox: Sandbox, data_file: DataFile) -> None:
+    with data_file.stored.open("rb") as content:
+        sandbox.files.write(data_file.path, content)
 
 
 def ready(data_file: DataFile, description: dict[str, Any]) -> bool:

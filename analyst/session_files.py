@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from django.core.files import File
 from django.http import Http404
 
+from analyst import sandbox_hosts
 from analyst.file_reports import upload_entry
 from analyst.models import AnalysisSession
 from sandboxes import FileNotFound, InvalidPath, Sandbox, SandboxError
@@ -43,7 +44,7 @@ def live_sandbox(session: AnalysisSession) -> Iterator[Sandbox | None]:
         yield None
         return
     try:
-        sandbox = Sandbox.connect(session.sandbox_id)
+        sandbox = Sandbox.connect(session.sandbox_id, url=sandbox_hosts.url(session.sandbox_host))
     except SandboxError:
         yield None
         return
@@ -119,7 +120,7 @@ def _open_in_sandbox(session: AnalysisSession, path: str) -> AsyncIterator[bytes
     if not session.sandbox_id:
         return None
     try:
-        sandbox = Sandbox.connect(session.sandbox_id)
+        sandbox = Sandbox.connect(session.sandbox_id, url=sandbox_hosts.url(session.sandbox_host))
     except SandboxError:
         return None
     try:

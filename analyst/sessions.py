@@ -8,7 +8,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.http import Http404
 
-from analyst import kernel_snapshots
+from analyst import kernel_snapshots, sandbox_hosts
 from analyst.models import AnalysisSession
 from sandboxes import Sandbox, SandboxError
 
@@ -67,7 +67,7 @@ def do_delete(session: AnalysisSession) -> None:
     """Delete the session with everything it made: its sandbox, snapshots and stored files."""
     if session.sandbox_id:
         with contextlib.suppress(SandboxError):
-            sandbox = Sandbox.connect(session.sandbox_id)
+            sandbox = Sandbox.connect(session.sandbox_id, url=sandbox_hosts.url(session.sandbox_host))
             try:
                 sandbox.kill()
             finally:

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from analyst import events, metrics, turn_queue, usage, user_limits
+from analyst import events, metrics, sandbox_hosts, turn_queue, usage, user_limits
 from analyst.agent.loop import TurnCancelled, TurnRunner
 from analyst.agent.providers import ProviderError
 from analyst.artifacts import StorageFull
@@ -125,7 +125,7 @@ def do_cancel(*, session: AnalysisSession) -> Turn | None:
     ):
         return turn
     if session.sandbox_id:
-        interrupt_kernel(session.sandbox_id)
+        interrupt_kernel(session)
     return turn
 
 
@@ -135,13 +135,14 @@ def do_interrupt(*, session: AnalysisSession) -> bool:
     no turn is running or the kernel did not take it."""
     if not session.sandbox_id or not session.turns.filter(status=Turn.Status.RUNNING).exists():
         return False
-    return interrupt_kernel(session.sandbox_id)
+    return interrupt_kernel(session)
 
 
-def interrupt_kernel(sandbox_id: str) -> bool:
-    """Whether the kernel acknowledged the interrupt."""
+def interrupt_kernel(session: AnalysisSession) -> bool:
+    """Whether the session's kernel acknowledged the interrupt."""
+    sandbox_id = session.sandbox_id
     try:
-        sandbox = Sandbox.connect(sandbox_id)
+        sandbox = Sandbox.connect(sandbox_id, url=sandbox_hosts.url(session.sandbox_host))
     except SandboxError:
         return False  # gone already: nothing runs there
     try:
@@ -198,7 +199,7 @@ def run_claimed(turn: Turn) -> None:
         end(turn, Turn.Status.FAILED, "turn_failed", {"reason": str(exc)})
     except SoftTimeLimitExceeded:
         if turn.session.sandbox_id:
-            interrupt_kernel(turn.session.sandbox_id)
+            interrupt_kernel(turn.session)
         end(turn, Turn.Status.FAILED, "turn_failed", {"reason": "the turn took longer than its time limit"})
     except StorageFull as exc:  # a chart that did not fit: its cell was ended with it
         events.append(turn.session_id, "error", {"code": exc.code, "message": str(exc)}, turn=turn)

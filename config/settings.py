@@ -172,6 +172,9 @@ USE_TZ = True
 # The sandbox service: where it listens (and where the SDK finds it), and how it isolates code.
 SANDBOXD_URL = envstr("SANDBOXD_URL", "http://127.0.0.1:8787")
 SANDBOXD_TOKEN = envsecret("SANDBOXD_TOKEN")
+# Several sandboxd hosts (base URLs, comma-separated): a new session goes to the healthy one with
+# the most memory available, and stays there; empty: SANDBOXD_URL alone.
+SANDBOXD_HOSTS = [h.strip().rstrip("/") for h in envstr("SANDBOXD_HOSTS").split(",") if h.strip()]
 SANDBOXD_DRIVER = envstr("SANDBOXD_DRIVER", "auto")
 # gVisor's platform (how the Sentry traps the guest's system calls): systrap works without KVM and
 # is the fastest here; kvm hangs under nested virtualisation; ptrace is the slow fallback.

@@ -29,12 +29,13 @@ def provider(route: str) -> tuple[Provider, str]:
     )
 
 
-def sandbox(sandbox_id: str) -> Sandbox:
-    """A connected Sandbox, running (resumed if it was paused: its ``resumed`` says so), reused
-    while this process keeps it. Raises as Sandbox.connect does."""
+def sandbox(sandbox_id: str, *, url: str | None = None) -> Sandbox:
+    """A connected Sandbox (on the sandboxd at ``url``, default SANDBOXD_URL), running (resumed
+    if it was paused: its ``resumed`` says so), reused while this process keeps it. Raises as
+    Sandbox.connect does."""
     kept = _sandboxes.get().pop(sandbox_id, None)
     if kept is None:
-        return keep(Sandbox.connect(sandbox_id))
+        return keep(Sandbox.connect(sandbox_id, url=url))
     try:
         kept.resume()
     except SandboxError:

@@ -1,6 +1,7 @@
-"""The session's kernel: a sandbox made on first use, reused after, and replaced when it is gone
-(from the session's latest snapshot when there is one, so its variables come back), by one
-process at a time."""
+"""The session's kernel: a sandbox made on first use (on the host sandbox_hosts places it on),
+reused after, and replaced when it is gone or its host is lost (from the session's latest snapshot
+when there is one and the new host can read it, so its variables come back), by one process at a
+time."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from analyst import kernel_snapshots, live_sandboxes
+from analyst import kernel_snapshots, live_sandboxes, sandbox_hosts
 from analyst.agent import connections
 from analyst.agent.replacement_lock import replacing_sandbox
 from analyst.file_reading import describe_in, is_packed
@@ -23,10 +24,13 @@ from sandboxes import (
     Execution,
     ExecutionError,
     FileNotFound,
+    RequestTimeout,
     Sandbox,
     SandboxError,
     SandboxExpired,
     SandboxNotFound,
+    ServiceUnavailable,
+    SnapshotNotFound,
     SnapshotTooLarge,
 )
 
@@ -34,6 +38,8 @@ log = logging.getLogger(__name__)
 
 Emit = Callable[[str, dict[str, Any]], None]
 GONE = (SandboxNotFound, SandboxExpired)
+UNREACHED = (ServiceUnavailable, RequestTimeout)  # its host may be lost: sandbox_hosts.is_lost says
+HOST_LOST = "The sandbox host this session ran on could not be reached"
 KERNEL_DIED = "KernelDied"
 RESUMED_WHY = {
     "idle": "The kernel had been paused while idle",
@@ -75,9 +81,13 @@ class SessionKernel:
         live_sandboxes.make_room_for(self.session, notice=self.notice)
         if self.session.sandbox_id:
             try:
-                self._sandbox = connections.sandbox(self.session.sandbox_id)
+                self._sandbox = connections.sandbox(self.session.sandbox_id, url=self._url())
             except GONE:
                 return self._replace("The session's previous kernel has expired")
+            except UNREACHED:
+                if not sandbox_hosts.is_lost(self.session.sandbox_host):
+                    raise
+                return self._replace(HOST_LOST, lost=self.session.sandbox_host)
             self._tell_if_resumed(self._sandbox)
             return self._sandbox
         return self._replace("")
@@ -99,53 +109,76 @@ class SessionKernel:
             {"text": text, "paused_at": resumed.paused_at, "why": resumed.why, "unsaved": resumed.unsaved},
         )
 
-    def _replace(self, why: str) -> Sandbox:
+    def _url(self) -> str | None:
+        return sandbox_hosts.url(self.session.sandbox_host)
+
+    def _replace(self, why: str, *, lost: str | None = None) -> Sandbox:
+        """``lost``: the host the session was on, which no longer answers (None: not lost)."""
         gone = self.session.sandbox_id
         with replacing_sandbox(self.session.id):
             sessions = AnalysisSession.objects.filter(id=self.session.id)
-            replaced = sessions.values_list("sandbox_id", flat=True).first()
+            replaced, host = sessions.values_list("sandbox_id", "sandbox_host").first() or ("", "")
             if replaced and replaced != gone:  # another process replaced it while we waited
                 try:
-                    self._sandbox = connections.sandbox(replaced)
-                    self.session.sandbox_id = replaced
+                    self._sandbox = connections.sandbox(replaced, url=sandbox_hosts.url(host))
+                    self.session.sandbox_id, self.session.sandbox_host = replaced, host
                     return self._sandbox
-                except GONE:
+                except GONE + UNREACHED:
                     pass
-            return self._restore_or_create(why)
+            return self._restore_or_create(why, lost=lost)
 
-    def _restore_or_create(self, why: str) -> Sandbox:
+    def _restore_or_create(self, why: str, *, lost: str | None = None) -> Sandbox:
+        avoid = "" if lost is None else lost
         snapshot = kernel_snapshots.latest(self.session)
         if snapshot is not None:
             try:
-                return self._restore(snapshot, first_use=not why)
+                return self._restore(snapshot, first_use=not why, lost=lost)
             except SandboxError as exc:
                 log.warning("session %s: restoring snapshot %s failed: %s", self.session.id, snapshot.id, exc)
-                why = f"The kernel's saved state could not be restored ({exc.message})"
+                if lost is None:
+                    why = f"The kernel's saved state could not be restored ({exc.message})"
+                elif isinstance(exc, SnapshotNotFound):  # a local store: the snapshot went with its host
+                    why = f"{HOST_LOST}, and its saved state was kept on that host alone"
+                else:
+                    why = f"{HOST_LOST}, and its saved state could not be restored on another ({exc.message})"
         if why:
+            where = " on another host" if lost is not None else ""
             self.notice(
-                f"{why}, so this continues in a fresh one: variables from earlier cells are gone;"
+                f"{why}, so this continues in a fresh one{where}: variables from earlier cells are gone;"
                 " uploaded files are restored."
             )
-        return self._create()
+        return self._create(avoid=avoid)
 
-    def _restore(self, snapshot: KernelSnapshot, *, first_use: bool = False) -> Sandbox:
+    def _restore(
+        self, snapshot: KernelSnapshot, *, first_use: bool = False, lost: str | None = None
+    ) -> Sandbox:
         """``first_use``: the session never had a sandbox, so the snapshot is the one it was
-        forked or branched with."""
+        forked or branched with; ``lost``: the host it was on no longer answers."""
         when = timezone.localtime(snapshot.created_at).strftime("%Y-%m-%d %H:%M:%S")
-        text = (
-            f"The kernel's variables and files as of {when}, which this session was made with, were restored."
-            if first_use
-            else f"The kernel had stopped; its variables and files as of {when} were restored."
-        )
-        sandbox, payload = self._bring_back(snapshot, text)
-        self.emit("kernel_restored", payload)
+        if first_use:
+            text = (
+                f"The kernel's variables and files as of {when}, which this session was made with,"
+                " were restored."
+            )
+        elif lost is not None:
+            text = (
+                f"{HOST_LOST}; the kernel's variables and files as of {when} were restored on another host."
+            )
+        else:
+            text = f"The kernel had stopped; its variables and files as of {when} were restored."
+        sandbox, payload = self._bring_back(snapshot, text, avoid="" if lost is None else lost)
+        self.emit("kernel_restored", payload if lost is None else {**payload, "code": "host_lost"})
         return sandbox
 
-    def _bring_back(self, snapshot: KernelSnapshot, text: str) -> tuple[Sandbox, dict[str, Any]]:
-        """Adopt a sandbox restored from ``snapshot``, with the uploads made since; the
+    def _bring_back(
+        self, snapshot: KernelSnapshot, text: str, *, avoid: str = ""
+    ) -> tuple[Sandbox, dict[str, Any]]:
+        """Adopt a sandbox restored from ``snapshot`` (on its own host while that answers, else
+        where sandbox_hosts places it; never on ``avoid``), with the uploads made since; the
         kernel_restored payload that says so in ``text``. Raises SandboxError."""
-        sandbox = kernel_snapshots.restore(self.session, snapshot)
-        self._adopt(sandbox)
+        host = sandbox_hosts.place_restore(snapshot.host, avoid=avoid)
+        sandbox = kernel_snapshots.restore(self.session, snapshot, host=host)
+        self._adopt(sandbox, host=host)
         self._put_files(self.session.files.filter(uploaded_at__gt=snapshot.created_at))
         self._remove_deleted_since(snapshot)
         unsaved = sandbox.restore_report.unsaved if sandbox.restore_report else []
@@ -154,19 +187,34 @@ class SessionKernel:
         taken_at = snapshot.created_at.isoformat()
         return sandbox, {"text": text, "snapshot": snapshot.id, "taken_at": taken_at, "unsaved": unsaved}
 
-    def _create(self) -> Sandbox:
-        sandbox = Sandbox.create(
-            ttl_seconds=settings.ANALYST_SANDBOX_TTL,
-            metadata=live_sandboxes.metadata_for(self.session),
-            idempotency_key=str(self.session.id),  # a create retried after a lost answer adopts the first
-        )
-        self._adopt(sandbox)
+    def _create(self, *, avoid: str = "", key: str | None = None) -> Sandbox:
+        """A fresh sandbox with the session's uploads, on the host sandbox_hosts places it on
+        (another one if that turns out to be lost meanwhile). ``key``: the create's idempotency key."""
+        host = sandbox_hosts.place(avoid=avoid)
+        try:
+            sandbox = self._create_on(host, key=key)
+        except UNREACHED:
+            if not sandbox_hosts.is_lost(host):
+                raise
+            host = sandbox_hosts.place(avoid=host)
+            sandbox = self._create_on(host, key=key)
+        self._adopt(sandbox, host=host)
         self._put_files(self.session.files.all())
         return sandbox
 
-    def _adopt(self, sandbox: Sandbox) -> None:
+    def _create_on(self, host: str, *, key: str | None) -> Sandbox:
+        return Sandbox.create(
+            ttl_seconds=settings.ANALYST_SANDBOX_TTL,
+            metadata=live_sandboxes.metadata_for(self.session),
+            # a create retried after a lost answer adopts the first
+            idempotency_key=key or str(self.session.id),
+            url=sandbox_hosts.url(host),
+        )
+
+    def _adopt(self, sandbox: Sandbox, *, host: str) -> None:
         self.session.sandbox_id = sandbox.sandbox_id
-        self.session.save(update_fields=["sandbox_id", "updated_at"])
+        self.session.sandbox_host = host
+        self.session.save(update_fields=["sandbox_id", "sandbox_host", "updated_at"])
         self._sandbox = connections.keep(sandbox)
 
     def _put_files(self, data_files: Any) -> None:
@@ -196,16 +244,10 @@ class SessionKernel:
         """Put the kernel back in an earlier state: a sandbox restored from ``snapshot``, or a
         fresh one with the uploads when None (no code had run then); the session's sandbox
         until now is killed. ``key`` makes the fresh one's create idempotent. Raises SandboxError."""
-        old = self.session.sandbox_id
+        old, old_host = self.session.sandbox_id, self.session.sandbox_host
         with replacing_sandbox(self.session.id):
             if snapshot is None:
-                sandbox = Sandbox.create(
-                    ttl_seconds=settings.ANALYST_SANDBOX_TTL,
-                    metadata=live_sandboxes.metadata_for(self.session),
-                    idempotency_key=key,
-                )
-                self._adopt(sandbox)
-                self._put_files(self.session.files.all())
+                sandbox = self._create(key=key)
                 text = (
                     "The kernel was put back as it was before this question: empty, as no code had"
                     " run yet; uploaded files are there."
@@ -221,7 +263,7 @@ class SessionKernel:
                 self.emit("kernel_restored", {**payload, "code": "kernel_rewound"})
         if old and old != sandbox.sandbox_id:
             try:
-                self._discard(connections.sandbox(old))
+                self._discard(connections.sandbox(old, url=sandbox_hosts.url(old_host)))
             except SandboxError:
                 connections.forget(old)  # gone already
 
@@ -240,6 +282,9 @@ class SessionKernel:
             self._sandbox = None
             self._replace("The kernel expired while idle")
             execution = self.sandbox().run_code(code, timeout=settings.ANALYST_CELL_TIMEOUT, **handlers)
+        except UNREACHED as exc:
+            self.replace_if_host_lost(exc)
+            execution = self.sandbox().run_code(code, timeout=settings.ANALYST_CELL_TIMEOUT, **handlers)
         if execution.error is not None and execution.error.name == KERNEL_DIED:
             self.death = self._recover(execution.error)
             execution.error = ExecutionError(KERNEL_DIED, self.death.text, "")
@@ -249,7 +294,20 @@ class SessionKernel:
         """The session's kernel replaced by a fresh one in the same sandbox (which is connected,
         or restored first if it had gone: either way what follows starts empty)."""
         self.used = True
-        self.sandbox().default_context.restart()
+        try:
+            self.sandbox().default_context.restart()
+        except UNREACHED as exc:
+            self.replace_if_host_lost(exc)
+            self.sandbox().default_context.restart()
+
+    def replace_if_host_lost(self, unreached: SandboxError) -> None:
+        """``unreached`` (ServiceUnavailable, RequestTimeout) came from the session's sandbox:
+        when its host is lost, bring the kernel back on another and say so; else raise it."""
+        if not sandbox_hosts.is_lost(self.session.sandbox_host):
+            raise unreached
+        connections.forget(self.session.sandbox_id)
+        self._sandbox = None
+        self._replace(HOST_LOST, lost=self.session.sandbox_host)
 
     def announce(self) -> None:
         """Emit what came back after a kernel died in the last cell (after that cell's events)."""

@@ -14,6 +14,8 @@ class AnalysisSession(models.Model):
     title = models.CharField(max_length=200, default="Untitled analysis")
     model = models.CharField(max_length=200)
     sandbox_id = models.CharField(max_length=64, blank=True, default="")
+    # The sandboxd host that sandbox is on (a base URL from SANDBOXD_HOSTS); "" is SANDBOXD_URL.
+    sandbox_host = models.CharField(max_length=300, blank=True, default="")
     # The seq the next event gets; bumped in the same transaction that stores the event.
     next_seq = models.PositiveBigIntegerField(default=1)
     # A branch: the session it was made from (an edited question), and the seq of that question's

@@ -92,7 +92,10 @@ class SandboxApi:
         )
 
     async def stats(self, request: Request) -> Response:
-        """What the web app's /metrics reports: live sandboxes, and ready kernels per template."""
+        """What the web app's /metrics reports: live sandboxes, and ready kernels per template;
+        and the host's available memory, by which the app places new sessions among hosts."""
+        from sandboxes.server.pool_sizing import memory_available
+
         pool = self.registry.pool
         ready = {name: len(units) for name, units in pool.ready.items()}
         target = {name: pool.target(name) for name in pool.ready}
@@ -103,6 +106,7 @@ class SandboxApi:
                 "max_sandboxes": self.config.max_sandboxes,
                 "open_files_limit": open_files_limit(),
                 "pool": {"size": pool.size, "max": pool.max_size, "target": target, "ready": ready},
+                "memory_available": memory_available(),
             }
         )
 

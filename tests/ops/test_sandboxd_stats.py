@@ -1,7 +1,9 @@
-"""sandboxd's GET /stats, what /healthz and /metrics read: its sandboxes and warm pool, behind
-the service token like everything but /health."""
+"""sandboxd's GET /stats, what /healthz, /metrics and placement read: its sandboxes, warm pool and
+memory, behind the service token like everything but /health."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import httpx
 
@@ -24,3 +26,13 @@ def test_stats_count_sandboxes_and_the_pool(sandboxd, make_sandbox):
     assert stats["pool"]["size"] == 1  # SANDBOXD_POOL_SIZE in tests/conftest.py
     assert set(stats["pool"]["ready"]) == {"code-interpreter"}
     assert stats["pool"]["ready"]["code-interpreter"] in (0, 1)
+
+
+def test_stats_say_how_much_memory_the_host_has_available(sandboxd):
+    """What the app places new sessions by (analyst/sandbox_hosts.py): the host's MemAvailable."""
+    headers = {"Authorization": f"Bearer {sandboxd.token}"}
+    stats = httpx.get(f"{sandboxd.url}/stats", headers=headers, timeout=10).json()
+    meminfo = Path("/proc/meminfo").read_text().splitlines()
+    total = next(int(line.split()[1]) * 1024 for line in meminfo if line.startswith("MemTotal:"))
+    assert isinstance(stats["memory_available"], int)
+    assert 0 < stats["memory_available"] <= total
