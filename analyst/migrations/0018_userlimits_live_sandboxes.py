@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('analyst', '0016_turn_kind_replay'),
+        ('analyst', '0017_sandbox_hosts'),
     ]
 
     operations = [
