@@ -314,7 +314,8 @@ def report(folder: Path, load_at_start: str) -> str:
         "| Measure | This run | Baseline (same run) | Target | Result |",
         "|---|---|---|---|---|",
         f"| Paused sessions held, beside {ACTIVE} active"
-        f" | {PAUSED} made paused; after {RESUMES} resumes {health['paused']} paused, {health['sandboxes']} running"
+        f" | {PAUSED} made paused; after {RESUMES} resumes {health['paused']} paused,"
+        f" {health['sandboxes']} running"
         f" ({active.cells} cells ran, {len(active.failures)} failed) | | ≥ 1,000 + 20"
         f" | {'pass' if PAUSED >= 1000 else 'not measured at 1,000 (--quick)'} |",
         f"| Host memory available with them | {available / (1 << 30):.1f} GiB | | | |",
