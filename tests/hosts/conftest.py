@@ -7,20 +7,16 @@ import contextlib
 import secrets
 import shutil
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.test import Client
 
-from analyst import events
-from analyst.models import AnalysisSession, ApiToken
 from tests.conftest import TEST_SETTINGS
 from tests.fakes.model_server import ScriptedModelServer
-from tests.integration.conftest import worker_environment
+from tests.integration.conftest import alice, api, session, worker_environment  # noqa: F401 (fixtures)
+from tests.integration.test_resume_and_fork import run_cell  # noqa: F401 (the lost-host tests use it)
 from tests.sandboxd_process import SandboxdProcess, free_port
 from tests.worker_process import CeleryWorkerProcess
 
@@ -86,34 +82,6 @@ def worker_on(
 def model_server() -> Iterator[ScriptedModelServer]:
     with ScriptedModelServer(expect_all_used=False) as server:
         yield server
-
-
-@pytest.fixture
-def alice() -> Any:
-    return get_user_model().objects.create_user("alice", password="pw")
-
-
-@pytest.fixture
-def api(alice: Any) -> Client:
-    _, secret = ApiToken.issue(alice)
-    return Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
-
-
-@pytest.fixture
-def session(alice: Any) -> AnalysisSession:
-    return AnalysisSession.objects.create(owner=alice, model="anthropic/claude-test")
-
-
-def run_cell(api: Client, session: AnalysisSession, code: str) -> list[dict[str, Any]]:
-    """Run a cell through the API and wait for its turn to end; the whole log."""
-    ended_before = session.events.filter(type__in=["turn_done", "turn_failed"]).count()
-    response = api.post(f"/api/sessions/{session.id}/cells", {"code": code}, "application/json")
-    assert response.status_code == 202, response.content
-    deadline = time.monotonic() + 90
-    while session.events.filter(type__in=["turn_done", "turn_failed"]).count() <= ended_before:
-        assert time.monotonic() < deadline, "the cell's turn did not end"
-        time.sleep(0.05)
-    return events.after(session.id, 0)
 
 
 def in_last_turn(log: list[dict[str, Any]], *types: str) -> list[dict[str, Any]]:

@@ -20,7 +20,7 @@ from tests.printed import printed_in_last_turn
 
 def run_cell(api, session, code: str) -> list[dict]:
     """Run a cell through the API and wait for its turn to end; the whole log."""
-    ended_before = session.events.filter(type="turn_done").count()
+    ended_before = session.events.filter(type__in=["turn_done", "turn_failed"]).count()
     response = api.post(f"/api/sessions/{session.id}/cells", {"code": code}, "application/json")
     assert response.status_code == 202, response.content
     deadline = time.monotonic() + 90
