@@ -123,9 +123,29 @@ def denied_calls() -> list[str]:
     return [name for name in DENIED_CALLS if seccomp.resolve_syscall(seccomp.Arch.NATIVE, name) >= 0]
 
 
+# clone() flags that make namespaces. Under bubblewrap a sandbox may not make user namespaces
+# (--disable-userns) and has no capability for the others; a forked kernel (sandboxes/forkserver)
+# has no user namespace of its own to hold such a limit, so its filter refuses them all, as
+# Docker's profile does for a container without CAP_SYS_ADMIN.
+NAMESPACE_FLAGS = (
+    0x00020000,
+    0x02000000,
+    0x04000000,
+    0x08000000,
+    0x10000000,
+    0x20000000,
+    0x40000000,
+    0x00000080,
+)
+# clone3 passes its flags in memory, which a filter cannot read: answered ENOSYS, glibc falls back
+# to clone() (Docker's answer too).
+CLONE3_ERRNO = errno.ENOSYS
+
+
 @functools.cache
-def program() -> bytes:
-    """The compiled filter for this machine's architecture, as ``bwrap --seccomp FD`` reads it.
+def program(no_new_namespaces: bool = False) -> bytes:
+    """The compiled filter for this machine's architecture, as ``bwrap --seccomp FD`` reads it;
+    with ``no_new_namespaces``, clone() may not make namespaces either (NAMESPACE_FLAGS).
 
     Raises OSError when libseccomp is missing: bubblewrap then refuses to start a sandbox.
     """
@@ -141,6 +161,12 @@ def program() -> bytes:
     ):
         for mask, value in compares:
             rules.add_rule(seccomp.ERRNO(errno_), call, seccomp.Arg(0, seccomp.MASKED_EQ, mask, value))
+    if no_new_namespaces:
+        for flag in NAMESPACE_FLAGS:
+            rules.add_rule(
+                seccomp.ERRNO(DENIED_ERRNO), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag)
+            )
+        rules.add_rule(seccomp.ERRNO(CLONE3_ERRNO), "clone3")
     with tempfile.TemporaryFile() as out:
         rules.export_bpf(out)
         out.seek(0)
