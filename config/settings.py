@@ -176,6 +176,9 @@ SANDBOXD_TOKEN = envsecret("SANDBOXD_TOKEN")
 # the most memory available, and stays there; empty: SANDBOXD_URL alone.
 SANDBOXD_HOSTS = [h.strip().rstrip("/") for h in envstr("SANDBOXD_HOSTS").split(",") if h.strip()]
 SANDBOXD_DRIVER = envstr("SANDBOXD_DRIVER", "auto")
+# With bubblewrap and sandboxd as root, kernels are forked from a process per template that has
+# imported its modules once (sandboxes/forkserver): shared pages, and no import at each start.
+SANDBOXD_FORK_SERVER = envbool("SANDBOXD_FORK_SERVER", True)
 # gVisor's platform (how the Sentry traps the guest's system calls): systrap works without KVM and
 # is the fastest here; kvm hangs under nested virtualisation; ptrace is the slow fallback.
 SANDBOXD_GVISOR_PLATFORM = envstr("SANDBOXD_GVISOR_PLATFORM", "systrap")

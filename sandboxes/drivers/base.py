@@ -66,6 +66,8 @@ class LaunchSpec:
     # The unprivileged host user the sandbox runs as when sandboxd is root (see limits.py).
     host_uid: int | None = None
     host_gid: int | None = None
+    # Python a fork server may run once for every kernel it forks (sandboxes/forkserver): imports.
+    preload: str = ""
 
 
 class IsolatedProcess(abc.ABC):

@@ -112,6 +112,7 @@ class Kernel:
             limits=self.spec.limits,
             host_uid=self.spec.owner[0] if self.spec.owner else None,
             host_gid=self.spec.owner[1] if self.spec.owner else None,
+            preload=template.preload_code,
         )
         if self.spec.owner:  # the kernel creates its sockets here
             os.chown(self.runtime_dir, *self.spec.owner)

@@ -18,6 +18,7 @@ class ServerConfig:
     host: str = "127.0.0.1"
     port: int = 8787
     driver: str = "auto"
+    fork_server: bool = True  # bubblewrap as root: kernels forked from a zygote per template
     gvisor_platform: str = "systrap"  # runsc --platform
     limits: Limits = field(default_factory=Limits)
     pool_size: int = 2  # kept ready at least

@@ -8,7 +8,9 @@ import uvicorn
 
 from sandboxes import templates
 from sandboxes.drivers import choose_driver
+from sandboxes.drivers.bwrap import BwrapDriver
 from sandboxes.drivers.limits import probe_cgroups
+from sandboxes.forkserver.driver import ForkingDriver
 from sandboxes.kernels.kernel import ChannelLimits, KernelSpec
 from sandboxes.server.app import build_app
 from sandboxes.server.config import ServerConfig
@@ -24,7 +26,10 @@ def build_registry(config: ServerConfig) -> tuple[Registry, Stager | None]:
     """Raises DriverUnavailable, TemplateNotBuilt or PathUnreachable: sandboxd never runs code
     unsandboxed, nor as host root."""
     driver = choose_driver(config.driver, config.owner, {"gvisor": {"platform": config.gvisor_platform}})
-    logging.getLogger(__name__).info("isolation driver: %s", driver.name)
+    if config.fork_server and isinstance(driver, BwrapDriver) and config.owner:
+        driver = ForkingDriver.replacing(driver)
+    forked = " (kernels forked)" if isinstance(driver, ForkingDriver) else ""
+    logging.getLogger(__name__).info("isolation driver: %s%s", driver.name, forked)
     built = [templates.get(name, config.templates_dir) for name in templates.available()]
     built = [template for template in built if template.is_built()]
     if not built:

@@ -62,6 +62,13 @@ class Template:
         warm = self.source / "warm.py"
         return warm.read_text() if warm.exists() else ""
 
+    @property
+    def preload_code(self) -> str:
+        """What a fork server imports once for all its kernels: the template's preload.py (what its
+        startup file imports), then its warm-up."""
+        preload = self.source / "preload.py"
+        return (preload.read_text() if preload.exists() else "") + "\n" + self.warm_up_code
+
     def inside(self, path: Path) -> Path:
         """Where a kernel sees ``path``, a path under the built template."""
         return MOUNT_POINT / path.relative_to(self.root)

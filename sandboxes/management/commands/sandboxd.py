@@ -26,6 +26,7 @@ def config_from_settings() -> ServerConfig:
         host=url.hostname or "127.0.0.1",
         port=url.port or 8787,
         driver=settings.SANDBOXD_DRIVER,
+        fork_server=settings.SANDBOXD_FORK_SERVER,
         gvisor_platform=settings.SANDBOXD_GVISOR_PLATFORM,
         templates_dir=settings.SANDBOXD_TEMPLATES_DIR,
         data_dir=settings.SANDBOXD_DATA_DIR,

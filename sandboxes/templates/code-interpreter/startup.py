@@ -13,9 +13,15 @@ def _prepare_matplotlib() -> None:
     for cached in glob.glob(os.path.join(template, "mplconfig", "fontlist-*.json")):
         shutil.copy(cached, config_dir)
 
+    import sys
+
     import matplotlib
 
     matplotlib.use("module://matplotlib_inline.backend_inline")
+    if "matplotlib_inline.backend_inline" in sys.modules and "matplotlib.pyplot" in sys.modules:
+        # Forked from a zygote that had imported pyplot (sandboxes/forkserver): the backend was
+        # loaded with no shell to hook into, so hook it into this one as `%matplotlib inline` does.
+        get_ipython().enable_matplotlib("inline")  # noqa: F821 (IPython's builtin)
 
 
 def _prefer_interactive_plotly() -> None:

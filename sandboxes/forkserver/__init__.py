@@ -1,0 +1,1 @@
+"""Kernels forked from a zygote per template, confined as bubblewrap confines them."""
