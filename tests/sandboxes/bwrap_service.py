@@ -14,6 +14,9 @@ CPU_LIMIT = 0.5  # cores per sandbox: not the default, so a test sees that the s
 BWRAP_SETTINGS = {
     **TEST_SETTINGS,
     "SANDBOXD_DRIVER": "bwrap",
+    # bubblewrap's own launches (what a sandboxd that is not root runs); forked kernels are the
+    # default sandboxd's (test_fork_server.py compares the two).
+    "SANDBOXD_FORK_SERVER": "false",
     "SANDBOXD_POOL_SIZE": "1",
     "SANDBOXD_CPU_LIMIT": str(CPU_LIMIT),
 }
