@@ -3,8 +3,10 @@ sessions beside twenty active ones, and how fast a paused one answers again.
 
 - Memory: ten sandboxes that each loaded pandas and a small DataFrame, then idle; the kernels'
   RSS, PSS (shared pages counted once among the processes that share them) and USS (pages no
-  other process has), per session, beside a bare Python that imported the same libraries
-  (the baseline, measured in this run).
+  other process has), per session, with the fork server's processes counted too (its zygote,
+  whose pages the kernels share, and each kernel's pid 1); beside, in this run, the same ten
+  sessions with kernels started by bubblewrap (SANDBOXD_FORK_SERVER=false) and a bare Python
+  that imported the same libraries.
 - Density: 1,000 paused sessions (``--quick``: 200), made from one session's snapshot restored
   paused, while 20 active sandboxes run a cell every second; sandboxd's health, the host's
   available memory, and the disk a paused session takes.
@@ -60,7 +62,7 @@ MIB = 1 << 20
 
 
 @contextlib.contextmanager
-def sandboxd(folder: Path) -> Iterator[SandboxdProcess]:
+def sandboxd(folder: Path, fork_server: bool = True) -> Iterator[SandboxdProcess]:
     folder.mkdir(parents=True)
     server = SandboxdProcess(
         data_dir=folder / "data",
@@ -73,6 +75,7 @@ def sandboxd(folder: Path) -> Iterator[SandboxdProcess]:
             "SANDBOXD_IDLE_PAUSE": "3600",  # the benchmark pauses on purpose
             "SANDBOXD_MEMORY_LIMIT": "2G",
             "SANDBOXD_SNAPSHOT_MAX_BYTES": "2G",
+            "SANDBOXD_FORK_SERVER": "true" if fork_server else "false",
         },
     )
     try:
@@ -98,6 +101,27 @@ def memory_of(pids: list[int]) -> dict[str, int]:
             total["pss"] += fields.get("Pss", 0)
             total["uss"] += fields.get("Private_Clean", 0) + fields.get("Private_Dirty", 0)
     return total
+
+
+def kernel_processes() -> list[int]:
+    """The sandboxes' processes, and the fork server's: its zygotes (root) and everything below."""
+    pids = set(sandbox_processes())
+    children: dict[int, list[int]] = {}
+    zygotes = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        with contextlib.suppress(OSError, ValueError, StopIteration):
+            text = status.read_text()
+            parent = int(next(line for line in text.splitlines() if line.startswith("PPid:")).split()[1])
+            pid = int(status.parent.name)
+            children.setdefault(parent, []).append(pid)
+            if b"The fork server's own program" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                zygotes.append(pid)
+    waiting = list(zygotes)
+    while waiting:
+        pid = waiting.pop()
+        pids.add(pid)
+        waiting.extend(children.get(pid, []))
+    return sorted(pids)
 
 
 def sandbox_processes() -> list[int]:
@@ -131,14 +155,14 @@ def settle(server: SandboxdProcess, ready: int = 2) -> None:
 def idle_session_memory(server: SandboxdProcess, kw: dict) -> tuple[dict[str, float], list[Sandbox]]:
     step(f"memory: {IDLE_SESSIONS} idle live sessions (load {load_average()})")
     settle(server)
-    before, available_before = memory_of(sandbox_processes()), memory_available()
+    before, available_before = memory_of(kernel_processes()), memory_available()
     sessions = []
     for _ in range(IDLE_SESSIONS):
         sandbox = Sandbox.create(request_timeout=120, **kw)
         sandbox.run_code(FIRST_CELL, timeout=120)
         sessions.append(sandbox)
     settle(server)
-    after, available_after = memory_of(sandbox_processes()), memory_available()
+    after, available_after = memory_of(kernel_processes()), memory_available()
     per = {key: (after[key] - before[key]) / IDLE_SESSIONS / MIB for key in before}
     per["available"] = (available_before - available_after) / IDLE_SESSIONS / MIB
     return per, sessions
@@ -286,6 +310,11 @@ def paused_disk(server: SandboxdProcess) -> int:
 
 def report(folder: Path, load_at_start: str) -> str:
     bare = bare_python_memory()
+    with sandboxd(folder / "started", fork_server=False) as server:
+        started, sessions = idle_session_memory(server, {"url": server.url, "token": server.token})
+        for sandbox in sessions:
+            sandbox.kill()
+            sandbox.close()
     with sandboxd(folder / "density") as server:
         kw = {"url": server.url, "token": server.token}
         per_session, idle = idle_session_memory(server, kw)
@@ -308,8 +337,9 @@ def report(folder: Path, load_at_start: str) -> str:
     p50 = statistics.median(resumes) if resumes else float("nan")
     idle_pss = per_session["pss"]
     lines = [
-        f"Load average at start: {load_at_start}, at end: {load_average()}. The default driver;"
-        " each session's first cell loads pandas and a 1,000-row DataFrame.",
+        f"Load average at start: {load_at_start}, at end: {load_average()}. The default driver"
+        " (bubblewrap, kernels forked by the fork server); each session's first cell loads pandas"
+        " and a 1,000-row DataFrame.",
         "",
         "| Measure | This run | Baseline (same run) | Target | Result |",
         "|---|---|---|---|---|",
@@ -326,7 +356,9 @@ def report(folder: Path, load_at_start: str) -> str:
         f" | ≤ {TARGET_RESUME_MS:g} ms | {'pass' if p50 <= TARGET_RESUME_MS else '**FAIL**'} |",
         f"| Idle live session, PSS | {idle_pss:.1f} MiB (RSS {per_session['rss']:.1f}, USS"
         f" {per_session['uss']:.1f}; MemAvailable fell {per_session['available']:.1f} MiB each)"
-        f" | bare Python with the same imports: PSS {bare['pss']:.1f} MiB (RSS {bare['rss']:.1f})"
+        f" | kernels started by bubblewrap: PSS {started['pss']:.1f} MiB (RSS {started['rss']:.1f},"
+        f" MemAvailable fell {started['available']:.1f} MiB each);"
+        f" bare Python with the same imports: PSS {bare['pss']:.1f} MiB (RSS {bare['rss']:.1f})"
         f" | ≤ {TARGET_IDLE_MIB:g} MiB | {'pass' if idle_pss <= TARGET_IDLE_MIB else '**FAIL**'} |",
         f"| Making one paused session from a snapshot | {paused_ms_each:.1f} ms | | | |",
         f"| Disk per paused session | its snapshot ({snapshot.size / 1024:.0f} KiB here) and a"
