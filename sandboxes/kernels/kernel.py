@@ -67,6 +67,7 @@ class KernelSpec:
     channels: ChannelLimits = field(default_factory=ChannelLimits)
     runtime_root: Path | None = None  # where runtime folders are made (default: the temp folder)
     relocated: Mapping[Path, Path] = field(default_factory=dict)  # runtime paths seen elsewhere inside
+    warm_up: bool = True  # whether kernels get the template's warm-up imports (pooled, or forked)
 
 
 class Kernel:
@@ -112,7 +113,7 @@ class Kernel:
             limits=self.spec.limits,
             host_uid=self.spec.owner[0] if self.spec.owner else None,
             host_gid=self.spec.owner[1] if self.spec.owner else None,
-            preload=template.preload_code,
+            preload=template.preload_code(warm_up=self.spec.warm_up),
         )
         if self.spec.owner:  # the kernel creates its sockets here
             os.chown(self.runtime_dir, *self.spec.owner)

@@ -54,6 +54,7 @@ def build_registry(config: ServerConfig) -> tuple[Registry, Stager | None]:
             sources=sources,
             runtime_root=runtime_root,
             relocated=stager.relocated if stager else {},
+            warm_up=config.pool_warm_up,
             channels=ChannelLimits(
                 max_message_bytes=config.max_kernel_message_bytes, queue=config.kernel_queue
             ),

@@ -62,12 +62,13 @@ class Template:
         warm = self.source / "warm.py"
         return warm.read_text() if warm.exists() else ""
 
-    @property
-    def preload_code(self) -> str:
+    def preload_code(self, *, warm_up: bool = True) -> str:
         """What a fork server imports once for all its kernels: the template's preload.py (what its
-        startup file imports), then its warm-up."""
+        startup file imports), then its warm-up unless that is turned off."""
         preload = self.source / "preload.py"
-        return (preload.read_text() if preload.exists() else "") + "\n" + self.warm_up_code
+        return (
+            (preload.read_text() if preload.exists() else "") + "\n" + (self.warm_up_code if warm_up else "")
+        )
 
     def inside(self, path: Path) -> Path:
         """Where a kernel sees ``path``, a path under the built template."""
