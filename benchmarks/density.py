@@ -51,7 +51,6 @@ PAUSED = 200 if QUICK else 1000
 ACTIVE = 20
 IDLE_SESSIONS = 10
 RESUMES = 10 if QUICK else 20
-UID_BASE = 61000  # SANDBOXD_UID_BASE's default: every sandbox's kernels run at or above it
 FIRST_CELL = (
     "import pandas as pd, numpy as np\ndf = pd.DataFrame({'a': np.arange(1000), 'b': np.arange(1000) * 2.0})"
 )
@@ -103,35 +102,22 @@ def memory_of(pids: list[int]) -> dict[str, int]:
     return total
 
 
-def kernel_processes() -> list[int]:
-    """The sandboxes' processes, and the fork server's: its zygotes (root) and everything below."""
-    pids = set(sandbox_processes())
+def kernel_processes(server: SandboxdProcess) -> list[int]:
+    """Every process below this run's sandboxd: its kernels (and bubblewrap's processes), or the
+    fork server's zygote and what it forked; not the other sandboxds this machine may run."""
     children: dict[int, list[int]] = {}
-    zygotes = []
     for status in Path("/proc").glob("[0-9]*/status"):
         with contextlib.suppress(OSError, ValueError, StopIteration):
-            text = status.read_text()
-            parent = int(next(line for line in text.splitlines() if line.startswith("PPid:")).split()[1])
-            pid = int(status.parent.name)
-            children.setdefault(parent, []).append(pid)
-            if b"The fork server's own program" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                zygotes.append(pid)
-    waiting = list(zygotes)
+            lines = status.read_text().splitlines()
+            parent = int(next(line for line in lines if line.startswith("PPid:")).split()[1])
+            children.setdefault(parent, []).append(int(status.parent.name))
+    assert server.process is not None
+    found, waiting = [], list(children.get(server.process.pid, []))
     while waiting:
         pid = waiting.pop()
-        pids.add(pid)
+        found.append(pid)
         waiting.extend(children.get(pid, []))
-    return sorted(pids)
-
-
-def sandbox_processes() -> list[int]:
-    pids = []
-    for status in Path("/proc").glob("[0-9]*/status"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            uid_line = next(line for line in status.read_text().splitlines() if line.startswith("Uid:"))
-            if int(uid_line.split()[1]) >= UID_BASE:
-                pids.append(int(status.parent.name))
-    return pids
+    return sorted(found)
 
 
 def pool_ready(server: SandboxdProcess) -> int:
@@ -155,14 +141,14 @@ def settle(server: SandboxdProcess, ready: int = 2) -> None:
 def idle_session_memory(server: SandboxdProcess, kw: dict) -> tuple[dict[str, float], list[Sandbox]]:
     step(f"memory: {IDLE_SESSIONS} idle live sessions (load {load_average()})")
     settle(server)
-    before, available_before = memory_of(kernel_processes()), memory_available()
+    before, available_before = memory_of(kernel_processes(server)), memory_available()
     sessions = []
     for _ in range(IDLE_SESSIONS):
         sandbox = Sandbox.create(request_timeout=120, **kw)
         sandbox.run_code(FIRST_CELL, timeout=120)
         sessions.append(sandbox)
     settle(server)
-    after, available_after = memory_of(kernel_processes()), memory_available()
+    after, available_after = memory_of(kernel_processes(server)), memory_available()
     per = {key: (after[key] - before[key]) / IDLE_SESSIONS / MIB for key in before}
     per["available"] = (available_before - available_after) / IDLE_SESSIONS / MIB
     return per, sessions
