@@ -110,7 +110,10 @@ def preload(code: str) -> None:
 
 
 def serve(channel: socket.socket, mount_namespace: int, seccomp: bytes) -> None:
-    """Answer requests until sandboxd closes the socket; report each child's end."""
+    """Answer requests until sandboxd closes the socket; report each child's end.
+
+    sandboxd sends one request at a time and waits for its answer (ForkServer.spawn), so the
+    buffered reader never holds a second line that select() could not see."""
     reader = channel.makefile("rb")
     _send(channel, {"ready": True})
     while True:
