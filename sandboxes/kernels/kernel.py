@@ -139,19 +139,24 @@ class Kernel:
         return self._zmq
 
     async def _wait_ready(self, timeout: float) -> None:
+        """Until the kernel answers kernel_info on shell and its status for it reaches us on iopub:
+        a subscription takes a moment to reach the kernel's publisher (ZeroMQ's slow joiner), and
+        a kernel that answers sooner, as a forked one does, would have its first cell's output
+        published to nobody."""
         assert self.client is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self._check_alive()
             msg_id = self.client.kernel_info()
             try:
-                while True:
-                    reply = await self.client.get_shell_msg(timeout=0.25)
-                    if parent_id(reply) == msg_id:
-                        await self._drain_iopub()
-                        return
+                while parent_id(await self.client.get_shell_msg(timeout=0.25)) != msg_id:
+                    pass
+                while parent_id(await self.client.get_iopub_msg(timeout=0.25)) != msg_id:
+                    pass
             except queue.Empty:
                 continue
+            await self._drain_iopub()
+            return
         raise KernelStartFailed(f"kernel did not become ready within {timeout:.0f}s")
 
     async def _drain_iopub(self) -> None:
