@@ -66,12 +66,8 @@ def do_update(session: AnalysisSession, *, title: object = None, model: object =
 def do_delete(session: AnalysisSession) -> None:
     """Delete the session with everything it made: its sandbox, snapshots and stored files."""
     if session.sandbox_id:
-        with contextlib.suppress(SandboxError):
-            sandbox = Sandbox.connect(session.sandbox_id, url=sandbox_hosts.url(session.sandbox_host))
-            try:
-                sandbox.kill()
-            finally:
-                sandbox.close()
+        with contextlib.suppress(SandboxError):  # not connect(): that would resume a paused one
+            Sandbox.kill_by_id(session.sandbox_id, url=sandbox_hosts.url(session.sandbox_host))
     for snapshot in session.snapshots.all():
         kernel_snapshots.forget(snapshot)
     stored = [f.stored for f in session.files.all()] + [a.file for a in session.artifacts.all()]

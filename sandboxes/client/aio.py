@@ -134,6 +134,15 @@ class AsyncSandbox:
         return cls(SandboxInfo.from_json(response.json()), api)
 
     @classmethod
+    async def kill_by_id(cls, sandbox_id: str, *, url: str | None = None, token: str | None = None) -> None:
+        """See Sandbox.kill_by_id: a paused sandbox is not resumed first."""
+        api = _AsyncApi(ConnectionConfig.resolve(url, token))
+        try:
+            await api.request("DELETE", f"/sandboxes/{sandbox_id}")
+        finally:
+            await api.http.aclose()
+
+    @classmethod
     async def list(
         cls, metadata: dict[str, str] | None = None, *, url: str | None = None, token: str | None = None
     ) -> list[SandboxInfo]:

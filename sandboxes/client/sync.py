@@ -162,6 +162,16 @@ class Sandbox:
             api.http.close()
 
     @classmethod
+    def kill_by_id(cls, sandbox_id: str, *, url: str | None = None, token: str | None = None) -> None:
+        """Kill a sandbox without connecting to it first, so a paused one is not resumed to be
+        killed. Raises SandboxNotFound if it is already gone."""
+        api = _Api(ConnectionConfig.resolve(url, token))
+        try:
+            api.request("DELETE", f"/sandboxes/{sandbox_id}")
+        finally:
+            api.http.close()
+
+    @classmethod
     def list(
         cls, metadata: dict[str, str] | None = None, *, url: str | None = None, token: str | None = None
     ) -> list[SandboxInfo]:

@@ -55,3 +55,15 @@ def test_a_user_past_their_running_kernel_limit_has_the_oldest_paused(stack, api
     assert printed_in_last_turn(log) == "first\n"
     session.refresh_from_db()
     assert Sandbox.list({"session": str(session.id)}, **service)[0].state == "paused"
+
+
+def test_deleting_a_session_removes_its_paused_kernel_without_resuming_it(stack, api, session, sandboxd):
+    run_cell(api, session, "x = 1")
+    session.refresh_from_db()
+    service = {"url": sandboxd.url, "token": sandboxd.token}
+    Sandbox.pause_by_id(session.sandbox_id, **service)
+
+    assert api.delete(f"/api/sessions/{session.id}").status_code == 200
+
+    assert Sandbox.list({"session": str(session.id)}, **service) == []
+    assert f"resumed sandbox {session.sandbox_id}" not in sandboxd.read_log()
