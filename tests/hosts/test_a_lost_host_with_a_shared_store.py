@@ -6,39 +6,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import boto3
 import pytest
 
 from analyst.models import AnalysisSession, KernelSnapshot
 from tests.hosts.conftest import host_of, in_last_turn, lost_host_stack, run_cell
 from tests.printed import printed_in_last_turn
-from tests.sandboxd_process import SandboxdProcess, free_port
+from tests.s3_server import CREDENTIALS, s3_server
+from tests.sandboxd_process import SandboxdProcess
 
 BUCKET = "hosts-snapshots"
-CREDENTIALS = {"AWS_ACCESS_KEY_ID": "test-key", "AWS_SECRET_ACCESS_KEY": "test-secret"}
 
 
 @pytest.fixture(scope="module")
 def s3() -> Iterator[str]:
-    """moto's S3 server on a free loopback port, with the bucket made; yields its URL."""
-    from moto.server import ThreadedMotoServer
-
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    url = f"http://127.0.0.1:{port}"
-    boto3.client("s3", endpoint_url=url, region_name="us-east-1", **credentials()).create_bucket(
-        Bucket=BUCKET
-    )
-    yield url
-    server.stop()
-
-
-def credentials() -> dict[str, str]:
-    return {
-        "aws_access_key_id": CREDENTIALS["AWS_ACCESS_KEY_ID"],
-        "aws_secret_access_key": CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-    }
+    with s3_server(BUCKET) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

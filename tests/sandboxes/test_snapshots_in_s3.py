@@ -8,39 +8,20 @@ import contextlib
 import socket
 from collections.abc import Iterator
 
-import boto3
 import pytest
 
 from sandboxes import Sandbox, ServiceUnavailable, SnapshotNotFound
 from tests.conftest import TEST_SETTINGS, sandbox_maker
-from tests.sandboxd_process import SandboxdProcess, free_port, own_sandboxd_process
+from tests.s3_server import CREDENTIALS, s3_client, s3_server
+from tests.sandboxd_process import SandboxdProcess, own_sandboxd_process
 
 BUCKET = "analyst-snapshots"
-CREDENTIALS = {"AWS_ACCESS_KEY_ID": "test-key", "AWS_SECRET_ACCESS_KEY": "test-secret"}
 
 
 @pytest.fixture(scope="module")
 def s3() -> Iterator[str]:
-    """moto's S3 server on a free loopback port, with the bucket made; yields its URL."""
-    from moto.server import ThreadedMotoServer
-
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    url = f"http://127.0.0.1:{port}"
-    client(url).create_bucket(Bucket=BUCKET)
-    yield url
-    server.stop()
-
-
-def client(url: str):
-    return boto3.client(
-        "s3",
-        endpoint_url=url,
-        region_name="us-east-1",
-        aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-    )
+    with s3_server(BUCKET) as url:
+        yield url
 
 
 def host(url: str, name: str) -> contextlib.AbstractContextManager[SandboxdProcess]:
@@ -57,7 +38,7 @@ def host(url: str, name: str) -> contextlib.AbstractContextManager[SandboxdProce
 
 
 def keys(url: str) -> list[str]:
-    return [item["Key"] for item in client(url).list_objects_v2(Bucket=BUCKET).get("Contents", [])]
+    return [item["Key"] for item in s3_client(url).list_objects_v2(Bucket=BUCKET).get("Contents", [])]
 
 
 def test_a_snapshot_taken_on_one_host_is_restored_on_another(s3):
