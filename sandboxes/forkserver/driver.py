@@ -47,9 +47,12 @@ class ForkedProcess(IsolatedProcess):
         self.pid = pid
         self.cgroup = cgroup
         self.root = root
+        self._code: int | None = None  # kept once known: the server forgets it at cleanup
 
     def poll(self) -> int | None:
-        return self.server.exit_code(self.pid)
+        if self._code is None:
+            self._code = self.server.exit_code(self.pid)
+        return self._code
 
     def wait(self, timeout: float) -> int:
         deadline = time.monotonic() + timeout
@@ -71,6 +74,7 @@ class ForkedProcess(IsolatedProcess):
         self.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.wait(timeout=5)
+            self.server.forget(self.pid)
         self.cgroup.remove()
         with contextlib.suppress(OSError):
             self.root.rmdir()
@@ -171,9 +175,3 @@ class ForkingDriver(BwrapDriver):
             "device_nodes": list(DEVICE_NODES),
             "device_links": DEVICE_LINKS,
         }
-
-    def stop(self) -> None:
-        with self._lock:
-            for server in self.servers.values():
-                server.stop()
-            self.servers.clear()

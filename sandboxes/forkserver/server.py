@@ -149,6 +149,12 @@ class ForkServer:
         with self._changed:
             return self._exits.get(pid)
 
+    def forget(self, pid: int) -> None:
+        """Drop what is known of a kernel that has been cleaned up."""
+        with self._changed:
+            self._children.discard(pid)
+            self._exits.pop(pid, None)
+
     def _read(self, channel: socket.socket) -> None:
         with contextlib.suppress(OSError, ValueError), channel.makefile("rb") as lines:
             for line in lines:
@@ -158,10 +164,8 @@ class ForkServer:
                         self._ready = True
                     elif "exited" in message:
                         self._exits[message["exited"]] = message["code"]
-                    elif "pid" in message:
-                        self._children.add(message["pid"])
-                        self._replies[message["id"]] = message
-                    else:
+                    else:  # the answer to a request: a pid, or why there is none
+                        self._children.update([message["pid"]] if "pid" in message else [])
                         self._replies[message["id"]] = message
                     self._changed.notify_all()
         with self._changed:  # the zygote is gone, and its children with it (PR_SET_PDEATHSIG)
