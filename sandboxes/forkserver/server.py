@@ -75,7 +75,7 @@ class ForkServer:
         argv = [
             "unshare", "--mount", "--propagation", "private", "--",
             "/bin/sh", "-c", self._namespace_script(), "zygote",
-            self.python, "-c", ZYGOTE.read_text(),
+            self.python, "-s", "-c", ZYGOTE.read_text(),  # -s: root imports no user site
             str(theirs.fileno()), str(namespace), str(seccomp), self.preload,
         ]  # fmt: skip
         try:

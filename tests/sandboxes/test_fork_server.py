@@ -69,7 +69,7 @@ def zygote_of(pid: int) -> int:
     """The zygote above a forked kernel: kernel → pid 1 of its namespace → the first fork → it."""
     zygote = parent_of(parent_of(parent_of(pid)))
     command = Path(f"/proc/{zygote}/cmdline").read_bytes().split(b"\0")
-    assert command[1] == b"-c" and b"The fork server's own program" in command[2], command[:2]
+    assert command[1:3] == [b"-s", b"-c"] and b"The fork server's own program" in command[3], command[:3]
     return zygote
 
 
