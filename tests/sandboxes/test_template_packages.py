@@ -46,7 +46,9 @@ AIRPORTS = (
 
 @pytest.mark.slow
 def test_a_cold_kernel_imports_none_of_the_readers():
-    settings_ = {**TEST_SETTINGS, "SANDBOXD_POOL_SIZE": "0"}
+    """A kernel bubblewrap starts itself; a forked one holds what its zygote imported, the warm-up
+    included (as the pooled kernel below does)."""
+    settings_ = {**TEST_SETTINGS, "SANDBOXD_POOL_SIZE": "0", "SANDBOXD_FORK_SERVER": "false"}
     with own_sandboxd_process(settings_, prefix="sandboxd-cold-") as server:
         sandbox = Sandbox.create(url=server.url, token=server.token)
         try:
