@@ -66,9 +66,8 @@ class Template:
         """What a fork server imports once for all its kernels: the template's preload.py (what its
         startup file imports), then its warm-up unless that is turned off."""
         preload = self.source / "preload.py"
-        return (
-            (preload.read_text() if preload.exists() else "") + "\n" + (self.warm_up_code if warm_up else "")
-        )
+        imports = preload.read_text() if preload.exists() else ""
+        return imports + "\n" + (self.warm_up_code if warm_up else "")
 
     def inside(self, path: Path) -> Path:
         """Where a kernel sees ``path``, a path under the built template."""
