@@ -127,16 +127,16 @@ def denied_calls() -> list[str]:
 # (--disable-userns) and has no capability for the others; a forked kernel (sandboxes/forkserver)
 # has no user namespace of its own to hold such a limit, so its filter refuses them all, as
 # Docker's profile does for a container without CAP_SYS_ADMIN.
-NAMESPACE_FLAGS = (
-    0x00020000,
-    0x02000000,
-    0x04000000,
-    0x08000000,
-    0x10000000,
-    0x20000000,
-    0x40000000,
-    0x00000080,
-)
+NAMESPACE_FLAGS = {
+    "CLONE_NEWNS": 0x00020000,
+    "CLONE_NEWCGROUP": 0x02000000,
+    "CLONE_NEWUTS": 0x04000000,
+    "CLONE_NEWIPC": 0x08000000,
+    "CLONE_NEWUSER": 0x10000000,
+    "CLONE_NEWPID": 0x20000000,
+    "CLONE_NEWNET": 0x40000000,
+    "CLONE_NEWTIME": 0x00000080,
+}
 # clone3 passes its flags in memory, which a filter cannot read: answered ENOSYS, glibc falls back
 # to clone() (Docker's answer too).
 CLONE3_ERRNO = errno.ENOSYS
@@ -162,7 +162,7 @@ def program(no_new_namespaces: bool = False) -> bytes:
         for mask, value in compares:
             rules.add_rule(seccomp.ERRNO(errno_), call, seccomp.Arg(0, seccomp.MASKED_EQ, mask, value))
     if no_new_namespaces:
-        for flag in NAMESPACE_FLAGS:
+        for flag in NAMESPACE_FLAGS.values():
             rules.add_rule(
                 seccomp.ERRNO(DENIED_ERRNO), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag)
             )
