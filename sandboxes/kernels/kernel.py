@@ -46,9 +46,9 @@ class KernelStartFailed(Exception):
 @dataclass(frozen=True)
 class ChannelLimits:
     """What sandboxd takes from a kernel's sockets: a larger message drops the connection (ZeroMQ
-    reconnects), and at most ``queue`` messages wait per socket while nobody reads (the kernel's
-    publisher drops the rest), so a kernel that floods between cells costs us at most
-    ``queue * max_message_bytes`` per socket."""
+    reconnects), and at most ``queue`` messages wait per socket while nobody reads (and a few
+    more in the kernel's publisher, bounded_streams.py; the rest are dropped), so a kernel that
+    floods between cells costs us at most ``queue * max_message_bytes`` per socket."""
 
     max_message_bytes: int = 64 << 20
     queue: int = 32
@@ -159,13 +159,14 @@ class Kernel:
             return
         raise KernelStartFailed(f"kernel did not become ready within {timeout:.0f}s")
 
-    async def _drain_iopub(self) -> None:
+    async def _drain_iopub(self, quiet: float = 0.01, most: float = 1.0) -> None:
+        """Throw away, unread, what iopub holds until it has been ``quiet`` seconds silent (for at
+        most ``most`` seconds): messages of no cell of ours, such as a background thread's."""
         assert self.client is not None
-        while True:
-            try:
-                await self.client.get_iopub_msg(timeout=0.01)
-            except queue.Empty:
-                return
+        socket = self.client.iopub_channel.socket
+        deadline = time.monotonic() + most
+        while time.monotonic() < deadline and await socket.poll(quiet * 1000):
+            await socket.recv_multipart(copy=False)
 
     def _check_alive(self) -> None:
         if self.process is None or self.process.poll() is not None:
@@ -187,6 +188,10 @@ class Kernel:
         A ``silent`` cell is sandboxd's own: no execution count, no history, no Out entry."""
         assert self.client is not None
         self._check_alive()
+        if await self.client.iopub_channel.socket.poll(0):
+            # Stale messages, up to both queues full: the kernel would drop this cell's own
+            # messages for want of room while we read through them.
+            await self._drain_iopub(quiet=0.005)
         # stop_on_error=False: cells run one at a time, so nothing queued should be aborted.
         msg_id = self.client.execute(
             code, silent=silent, store_history=not silent, allow_stdin=False, stop_on_error=False

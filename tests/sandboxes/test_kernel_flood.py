@@ -1,6 +1,7 @@
 """sandboxd is bounded against its own kernels: a kernel thread that floods iopub between cells
-does not grow sandboxd, rich results and errors are capped per cell with a visible marker, and a
-message over the size limit is dropped without hanging its cell."""
+grows neither sandboxd nor the kernel itself (its publisher keeps a short queue for a reader that
+is not reading), rich results and errors are capped per cell with a visible marker, and a message
+over the size limit is dropped without hanging its cell."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sandboxes import Sandbox
-from tests.conftest import TEST_SETTINGS
+from tests.conftest import TEST_SETTINGS, sandbox_maker
 from tests.sandboxd_process import SandboxdProcess, own_sandboxd_process
 
 MiB = 1 << 20
@@ -58,22 +59,29 @@ def capped(small_caps: SandboxdProcess) -> Iterator[Sandbox]:
     sandbox.close()
 
 
-def test_a_background_flood_does_not_grow_sandboxd(sandboxd, make_sandbox):
-    flooding, neighbour = make_sandbox(), make_sandbox()
+def flood_between_cells(server: SandboxdProcess, flooding: Sandbox, neighbour: Sandbox) -> None:
+    """``flooding`` floods for 3 s between cells, while ``neighbour`` runs cells; sandboxd and the
+    flooding kernel each grow by a bounded amount, and the flooded kernel's next cell is whole."""
     assert neighbour.run_code("1 + 1").text == "2"
-    pid = sandboxd.process.pid
+    pid = server.process.pid
     before, peak, worst = rss_bytes(pid), 0, 0.0
+    kernel_before = flooding.get_info().memory_used or 0
+    kernel_peak = kernel_before
     stop = threading.Event()
 
     def sample() -> None:
-        nonlocal peak
+        nonlocal peak, kernel_peak
         while not stop.is_set():
             peak = max(peak, rss_bytes(pid))
+            kernel_peak = max(kernel_peak, flooding.get_info().memory_used or 0)
             time.sleep(0.05)
 
     sampler = threading.Thread(target=sample)
     sampler.start()
     try:
+        # Nobody reads the flooding kernel's iopub until its next cell: its publisher must drop
+        # what it cannot queue, not hold a thousand MiB messages (ZeroMQ's default) until its
+        # memory limit kills it.
         flooding.run_code(FLOOD % 3)
         deadline = time.monotonic() + 3.5
         while time.monotonic() < deadline:
@@ -83,10 +91,29 @@ def test_a_background_flood_does_not_grow_sandboxd(sandboxd, make_sandbox):
     finally:
         stop.set()
         sampler.join()
-    print(f"sandboxd RSS {before / MiB:.0f} MiB, peak {peak / MiB:.0f} MiB; neighbour's worst {worst:.3f} s")
+    print(
+        f"sandboxd RSS {before / MiB:.0f} MiB, peak {peak / MiB:.0f} MiB;"
+        f" flooding kernel {kernel_before / MiB:.0f} MiB, peak {kernel_peak / MiB:.0f} MiB;"
+        f" neighbour's worst {worst:.3f} s"
+    )
     assert peak - before < 300 * MiB
+    assert kernel_peak - kernel_before < 200 * MiB  # 64 MiB at most wait (ZeroMQ's default: ~350 in 3 s)
     execution = flooding.run_code("6 * 7")  # the flooded sandbox's own next cell: no flood in it
     assert execution.text == "42" and execution.stdout == ""
+
+
+def test_a_background_flood_grows_neither_sandboxd_nor_its_kernel(sandboxd, make_sandbox):
+    flood_between_cells(sandboxd, make_sandbox(), make_sandbox())
+
+
+def test_a_flood_after_sandboxd_reconnected_is_bounded_too(small_caps):
+    """A message over the size limit makes sandboxd connect to the kernel's iopub anew: the new
+    connection gets the kernel's short queue too, not the one the socket was bound with."""
+    with sandbox_maker(small_caps) as make:
+        flooding = make()
+        oversized = flooding.run_code("display({'text/plain': 'z' * (8 << 20)}, raw=True)", timeout=30)
+        assert "[some of this cell's output was lost" in oversized.stderr
+        flood_between_cells(small_caps, flooding, make())
 
 
 def test_rich_results_are_capped_with_one_marker(capped):
