@@ -6,6 +6,7 @@ import abc
 import os
 import subprocess
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,7 +83,15 @@ class IsolatedProcess(abc.ABC):
         return self.popen.poll()
 
     def wait(self, timeout: float) -> int:
-        return self.popen.wait(timeout=timeout)
+        """The exit code once poll() has one; TimeoutExpired after ``timeout`` seconds. Through
+        poll(), which each kind of process answers in its own way (gVisor's sees the OOM
+        killer, a forked kernel's is what its zygote reports)."""
+        deadline = time.monotonic() + timeout
+        while (code := self.poll()) is None:
+            if time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(f"isolated process {self.pid}", timeout)
+            time.sleep(0.02)
+        return code
 
     def memory_used(self) -> int | None:
         """The bytes the process and everything it started use now, as its memory limit counts

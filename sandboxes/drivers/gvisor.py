@@ -30,7 +30,6 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -109,15 +108,6 @@ class GVisorProcess(IsolatedProcess):
             with contextlib.suppress(OSError, ValueError):
                 return int(counter.read_text())
         return super().memory_used()
-
-    def wait(self, timeout: float) -> int:
-        """As Popen.wait, but through poll(), which ends a sandbox the host's OOM killer broke."""
-        deadline = time.monotonic() + timeout
-        while (code := self.poll()) is None:
-            if time.monotonic() > deadline:
-                raise subprocess.TimeoutExpired(self.popen.args, timeout)
-            time.sleep(0.05)
-        return code
 
     def kill(self) -> None:
         """SIGKILL every process in the container; ``runsc run`` exits and the Sentry follows."""

@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import threading
-import time
 from pathlib import Path
 
 from sandboxes.drivers import procfiles, seccomp_filter
@@ -32,7 +31,7 @@ from sandboxes.drivers.base import (
 )
 from sandboxes.drivers.bwrap import DEVICE_LINKS, DEVICE_NODES, BwrapDriver
 from sandboxes.drivers.limits import Cgroup
-from sandboxes.forkserver.server import ForkServer
+from sandboxes.forkserver.server import ForkServer, top_folder
 
 # Where a relocated runtime path may be seen inside: the zygote hides the host's folder of that
 # name from itself to bind it there, which it may not do to the system's own folders.
@@ -53,14 +52,6 @@ class ForkedProcess(IsolatedProcess):
         if self._code is None:
             self._code = self.server.exit_code(self.pid)
         return self._code
-
-    def wait(self, timeout: float) -> int:
-        deadline = time.monotonic() + timeout
-        while (code := self.poll()) is None:
-            if time.monotonic() > deadline:
-                raise subprocess.TimeoutExpired(f"forked kernel {self.pid}", timeout)
-            time.sleep(0.02)
-        return code
 
     def memory_used(self) -> int | None:
         return self.cgroup.memory_used() if self.poll() is None else None
@@ -121,7 +112,7 @@ class ForkingDriver(BwrapDriver):
             and spec.host_uid is not None
             and len(spec.argv) > 2
             and spec.argv[1] == "-m"
-            and all("/" + inside.parts[1] in RELOCATABLE_TOPS for inside in relocated)
+            and all(top_folder(inside) in RELOCATABLE_TOPS for inside in relocated)
         )
 
     def _server_for(self, spec: LaunchSpec) -> ForkServer:

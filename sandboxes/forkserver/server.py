@@ -29,6 +29,12 @@ class ForkServerFailed(RuntimeError):
     pass
 
 
+def top_folder(path: str | Path) -> str:
+    """The first folder of an absolute path ("/opt" for "/opt/template"): where the zygote lays
+    a tmpfs over the host's folder to bind a relocated path below it."""
+    return "/" + Path(path).parts[1]
+
+
 class ForkServer:
     """One zygote: ``python`` (a path as kernels see it) with ``env``, in a mount namespace where
     each of ``relocated`` (path inside → host path) is where kernels see it."""
@@ -113,7 +119,7 @@ class ForkServer:
         for index, (inside, host) in enumerate(self.relocated.items()):
             held = quote(str(self.holding / str(index)))
             lines.append(f"mkdir {held} && mount --rbind {quote(host)} {held}")
-            top = "/" + Path(inside).parts[1]
+            top = top_folder(inside)
             if top not in tops:
                 tops.append(top)
         for top in tops:
