@@ -65,6 +65,8 @@ bench: setup
 	$(BIN)/python benchmarks/snapshot.py
 	$(BIN)/python benchmarks/uploads.py
 	$(BIN)/python benchmarks/page.py
+	$(BIN)/python benchmarks/pool.py
+	$(BIN)/python benchmarks/density.py
 
 lint: install
 	$(BIN)/ruff check .
