@@ -93,14 +93,15 @@ class CodeContext:
                         self._winding_down = False
 
     async def _load_what_it_may_use(self, code: str) -> str:
-        """Load deferred variables ``code`` may use; what could not be loaded, said, or ""."""
-        if self.deferred is None or not self.deferred.needed_by(code):
+        """Load deferred variables ``code`` may use; what could not be loaded, now or in the
+        background since the last cell, said, or ""."""
+        if self.deferred is None:
             return ""
-        try:
-            await self.deferred.load_all()
-        except SandboxError as exc:
-            return f"{exc.message}; they are gone."
-        return ""
+        if self.deferred.needed_by(code):
+            with contextlib.suppress(SandboxError):  # what failed is in take_lost()
+                await self.deferred.load_all()
+        lost = self.deferred.take_lost()
+        return f"{'; '.join(lost)}; they are gone." if lost else ""
 
     async def complete_state(self) -> None:
         """Load every deferred variable (before the whole namespace is read or saved)."""

@@ -9,6 +9,7 @@ import time
 
 from sandboxes import Sandbox
 from sandboxes.server.snapshots import state_report
+from tests.sandboxes.test_snapshots import snapshot_file
 
 LARGE = "np.ones(2_500_000)"  # 20 MB: past kernel_state.LARGE_BYTES
 
@@ -91,6 +92,53 @@ def test_a_paused_session_with_a_large_variable_resumes_without_loading_it(make_
     deferred = sandbox.get_info().resumed
     assert deferred is not None
     assert sandbox.run_code("big.shape").text == "(2500000,)"
+
+
+def restored_with_a_damaged_big_variable(make_sandbox, sandboxd) -> Sandbox:
+    """A restore of ``big`` (deferred) and ``small``, with one byte of big's saved data flipped.
+    The restore reads only the first part, whose blocks are intact, so it succeeds."""
+    source = make_sandbox()
+    assert source.run_code(f"import numpy as np\nbig = {LARGE}\nsmall = 41").error is None
+    snapshot = source.snapshot()
+    path = snapshot_file(sandboxd, snapshot.snapshot_id)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # inside big's 20 MB, megabytes past the first part
+    path.write_bytes(data)
+    restored = Sandbox.restore(snapshot.snapshot_id, url=sandboxd.url, token=sandboxd.token)
+    Sandbox.delete_snapshot(snapshot.snapshot_id, url=sandboxd.url, token=sandboxd.token)
+    assert restored.restore_report.contexts[0].deferred == ["big"]
+    return restored
+
+
+def test_a_damaged_deferred_variable_is_said_not_loaded_wrong(make_sandbox, sandboxd):
+    """Its bytes are read long after the restore, a part at a time, so the member's checksum
+    cannot guard them: each MiB is checked before it reaches the kernel."""
+    restored = restored_with_a_damaged_big_variable(make_sandbox, sandboxd)
+    try:
+        used = restored.run_code("float(big.sum())")
+        assert used.text is None and used.error is not None and used.error.name == "NameError"
+        assert "the saved big could not be loaded: the snapshot's contexts/" in used.stderr
+        assert "is damaged (checksum mismatch); they are gone." in used.stderr
+        after = restored.run_code("small + 1")  # said once; the rest of the session goes on
+        assert after.text == "42" and after.stderr == ""
+    finally:
+        restored.kill()
+        restored.close()
+
+
+def test_a_part_that_fails_in_the_background_is_said_at_the_next_cell(make_sandbox, sandboxd):
+    restored = restored_with_a_damaged_big_variable(make_sandbox, sandboxd)
+    try:
+        deadline = time.monotonic() + 30
+        while "the saved big could not be loaded" not in (cell := restored.run_code("small + 1")).stderr:
+            assert cell.text == "42" and cell.stderr == ""
+            assert time.monotonic() < deadline, "the background load's failure was never said"
+            time.sleep(0.5)
+        assert cell.text == "42"
+        assert restored.run_code("big").error.name == "NameError"
+    finally:
+        restored.kill()
+        restored.close()
 
 
 def test_a_report_whose_parts_do_not_add_up_is_refused():

@@ -1,6 +1,8 @@
 """The snapshot file: an uncompressed tar of each context's pickled state (opaque bytes to us:
 only a kernel unpickles them), the workdir's files, and last a manifest with every member's
-CRC-32, so a damaged or truncated file is caught before anything is restored from it.
+CRC-32, so a damaged or truncated file is caught before anything is restored from it. A
+context's state has a CRC-32 for each MiB instead: its parts are read one at a time, some long
+after the restore (deferred.py), and each block is checked before any of its bytes reach a kernel.
 
 CRC-32 rather than a cryptographic hash: it guards against damage, not against an attacker
 (the store is sandboxd's own), and it is three times faster than SHA-256 here.
@@ -51,6 +53,7 @@ class ArchiveWriter:
         self.limit = limit
         self.tar = tarfile.open(path, "w", format=tarfile.PAX_FORMAT, copybufsize=CHUNK)
         self.checksums: dict[str, int] = {}
+        self.block_checksums: dict[str, list[int]] = {}  # a CRC-32 for each CHUNK of a member
         self.skipped: list[str] = []
         self.file_count = 0
 
@@ -94,6 +97,8 @@ class ArchiveWriter:
             "format": FORMAT,
             "files": {"count": self.file_count, "skipped": self.skipped},
             "checksums": self.checksums,
+            "block_size": CHUNK,
+            "block_checksums": self.block_checksums,
         }
         data = json.dumps(manifest).encode()
         info = tarfile.TarInfo(MANIFEST)
@@ -108,9 +113,10 @@ class ArchiveWriter:
 
 
 class StreamedMember:
-    """A member of unknown size: a placeholder header, the bytes as they come, and at the end the
-    header rewritten with the size. GNU headers hold any size in the same block, so the
-    rewrite never moves the data (readers take GNU and PAX headers side by side)."""
+    """A member of unknown size: a placeholder header, the bytes as they come (a CRC-32 for each
+    CHUNK of them), and at the end the header rewritten with the size. GNU headers hold any size
+    in the same block, so the rewrite never moves the data (readers take GNU and PAX headers side
+    by side)."""
 
     def __init__(self, writer: ArchiveWriter, name: str) -> None:
         self.writer = writer
@@ -130,6 +136,7 @@ class StreamedMember:
         self.file.seek(self.start)
         self.file.truncate()
         self.size = self.crc = 0
+        self.blocks: list[int] = []  # the CRC-32 of each whole CHUNK so far; self.crc: the rest
         self.header_size = len(self._header())
         self.file.write(self._header())
 
@@ -140,8 +147,14 @@ class StreamedMember:
         if len(data) > self.room():
             raise too_large(self.writer.limit)
         self.file.write(data)
-        self.size += len(data)
-        self.crc = zlib.crc32(data, self.crc)
+        while data:
+            piece = data[: CHUNK - self.size % CHUNK]
+            self.crc = zlib.crc32(piece, self.crc)
+            self.size += len(piece)
+            data = data[len(piece) :]
+            if self.size % CHUNK == 0:
+                self.blocks.append(self.crc)
+                self.crc = 0
 
     def finish(self) -> None:
         remainder = self.size % tarfile.BLOCKSIZE
@@ -154,7 +167,7 @@ class StreamedMember:
         self.file.write(header)
         self.file.seek(end)
         self.writer.tar.offset = end
-        self.writer.checksums[self.info.name] = self.crc
+        self.writer.block_checksums[self.info.name] = self.blocks + ([self.crc] if self.size % CHUNK else [])
 
 
 class ArchiveReader:
@@ -173,6 +186,9 @@ class ArchiveReader:
         if not isinstance(self.manifest, dict) or self.manifest.get("format") != FORMAT:
             raise SnapshotCorrupt("the snapshot file has no manifest this service understands")
         self.checksums: dict[str, int] = self.manifest.get("checksums") or {}
+        self.block_checksums: dict[str, list[int]] = self.manifest.get("block_checksums") or {}
+        if self.block_checksums and self.manifest.get("block_size") != CHUNK:
+            raise SnapshotCorrupt("the snapshot file's checksums are of blocks this service does not read")
 
     def close(self) -> None:
         self.tar.close()
@@ -186,31 +202,66 @@ class ArchiveReader:
     def read_chunks(self, name: str, start: int = 0, length: int | None = None) -> Iterator[memoryview]:
         """The member's bytes (``length`` of them from ``start``: a part of a namespace), read
         straight from the file into one reused buffer (each chunk is valid until the next is
-        asked for); SnapshotCorrupt (after the last chunk) if a whole member is not as saved."""
+        asked for). SnapshotCorrupt if they are not as saved: a member summed by blocks before a
+        damaged block is handed on, one summed whole after its last chunk (a whole read only)."""
         member = self.members.get(name)
-        expected = self.checksums.get(name)
-        if member is None or expected is None or not member.isreg():
+        expected, blocks = self.checksums.get(name), self.block_checksums.get(name)
+        if member is None or (expected is None and blocks is None) or not member.isreg():
             raise SnapshotCorrupt(f"the snapshot has no {name}")
-        whole = start == 0 and (length is None or length == member.size)
         length = member.size - start if length is None else length
         if start < 0 or length < 0 or start + length > member.size:
             raise SnapshotCorrupt(f"the snapshot's {name} is shorter than its parts")
+        if blocks is not None:
+            return self._read_checked_blocks(member, blocks, start, length)
+        return self._read_summed(member, expected, start, length)
+
+    def _read_checked_blocks(
+        self, member: tarfile.TarInfo, blocks: list[int], start: int, length: int
+    ) -> Iterator[memoryview]:
+        """The range's bytes, a whole CHUNK read and checked at a time."""
+        if len(blocks) != -(-member.size // CHUNK):
+            raise SnapshotCorrupt(f"the snapshot's {member.name} does not match its checksums")
+        buffer = memoryview(bytearray(CHUNK))
+        end = start + length
+        for index in range(start // CHUNK, -(-end // CHUNK)):
+            begins = index * CHUNK
+            block = buffer[: min(CHUNK, member.size - begins)]
+            self._read_fully(member, block, begins)
+            if zlib.crc32(block) != blocks[index]:
+                raise SnapshotCorrupt(f"the snapshot's {member.name} is damaged (checksum mismatch)")
+            yield block[max(start - begins, 0) : min(end - begins, len(block))]
+
+    def _read_summed(
+        self, member: tarfile.TarInfo, expected: int | None, start: int, length: int
+    ) -> Iterator[memoryview]:
+        """The range's bytes; the member's one checksum is checked after its last chunk, and only
+        on a whole read (a snapshot written before block checksums: a part is not checked)."""
+        whole = start == 0 and length == member.size
         buffer = memoryview(bytearray(max(1, min(CHUNK, length))))
-        offset, left, crc = member.offset_data + start, length, 0
-        fd = self.tar.fileobj.fileno()  # type: ignore[union-attr]
-        while left:
-            try:
-                count = os.preadv(fd, [buffer[: min(left, len(buffer))]], offset)
-            except OSError as exc:
-                raise SnapshotCorrupt(f"the snapshot's {name} cannot be read ({describe(exc)})") from None
-            if not count:
-                raise SnapshotCorrupt(f"the snapshot's {name} is truncated")
-            chunk = buffer[:count]
+        crc, done = 0, 0
+        while done < length:
+            chunk = buffer[: self._read_some(member, buffer[: min(length - done, len(buffer))], start + done)]
             crc = zlib.crc32(chunk, crc)
             yield chunk
-            offset, left = offset + count, left - count
+            done += len(chunk)
         if whole and crc != expected:
-            raise SnapshotCorrupt(f"the snapshot's {name} is damaged (checksum mismatch)")
+            raise SnapshotCorrupt(f"the snapshot's {member.name} is damaged (checksum mismatch)")
+
+    def _read_fully(self, member: tarfile.TarInfo, into: memoryview, at: int) -> None:
+        done = 0
+        while done < len(into):
+            done += self._read_some(member, into[done:], at + done)
+
+    def _read_some(self, member: tarfile.TarInfo, into: memoryview, at: int) -> int:
+        """Read into ``into`` from ``at`` in the member's data; how many bytes (never 0)."""
+        fd = self.tar.fileobj.fileno()  # type: ignore[union-attr]
+        try:
+            count = os.preadv(fd, [into], member.offset_data + at)
+        except OSError as exc:
+            raise SnapshotCorrupt(f"the snapshot's {member.name} cannot be read ({describe(exc)})") from None
+        if not count:
+            raise SnapshotCorrupt(f"the snapshot's {member.name} is truncated")
+        return count
 
     def copy_to(self, name: str, fd: int) -> None:
         with os.fdopen(fd, "wb") as out:

@@ -60,6 +60,7 @@ class Deferred:
         self.source = source
         self.member = member
         self.parts = list(parts)
+        self.lost: list[str] = []  # why parts could not be loaded, until the next cell says it
         self._lock = asyncio.Lock()
         self._background: asyncio.Task[None] | None = None
 
@@ -98,7 +99,8 @@ class Deferred:
 
     async def _load(self, part: Part) -> None:
         """Load ``part`` after the running cell (one asked for meanwhile waits). A part that
-        fails is dropped, as its variables are gone."""
+        fails, or whose bytes are damaged, is dropped, as its variables are gone."""
+        names = ", ".join(part.names)
         async with self.context.between_cells():
             try:
                 with ArchiveReader(self.source.path) as reader:
@@ -106,13 +108,21 @@ class Deferred:
                     report = await state_cells.load_into(
                         self.context, chunks, parts=1, shown_id=self.context.id
                     )
-            except BaseException:
+            except SandboxError as exc:  # damaged bytes, a kernel that died meanwhile
+                raise self._lose(f"the saved {names} could not be loaded: {exc.message}") from None
+            finally:
                 self._done_with(part)
-                raise
-        self._done_with(part)
         if "error" in report:
-            names = ", ".join(part.names)
-            raise SnapshotFailed(f"the saved {names} could not be loaded: {report.get('message')}")
+            raise self._lose(f"the saved {names} could not be loaded: {report.get('message')}")
+
+    def _lose(self, why: str) -> SnapshotFailed:
+        self.lost.append(why)
+        return SnapshotFailed(why)
+
+    def take_lost(self) -> list[str]:
+        """Why parts could not be loaded since this was last asked (in the background too)."""
+        lost, self.lost = self.lost, []
+        return lost
 
     def _done_with(self, part: Part) -> None:
         if part in self.parts:
