@@ -39,10 +39,12 @@ RELOCATABLE_TOPS = ("/opt",)
 
 
 class ForkedProcess(IsolatedProcess):
-    """A kernel forked by a zygote: not our child, so its end is what the zygote reports."""
+    """A kernel forked by a zygote: not our child, so its end is what the zygote reports, and
+    its pid is ours to signal only until then (reaped, the pid may be any process's)."""
 
-    def __init__(self, server: ForkServer, pid: int, cgroup: Cgroup, root: Path) -> None:
+    def __init__(self, server: ForkServer, ident: int, pid: int, cgroup: Cgroup, root: Path) -> None:
         self.server = server
+        self.ident = ident
         self.pid = pid
         self.cgroup = cgroup
         self.root = root
@@ -50,7 +52,7 @@ class ForkedProcess(IsolatedProcess):
 
     def poll(self) -> int | None:
         if self._code is None:
-            self._code = self.server.exit_code(self.pid)
+            self._code = self.server.exit_code(self.ident)
         return self._code
 
     def memory_used(self) -> int | None:
@@ -58,14 +60,15 @@ class ForkedProcess(IsolatedProcess):
 
     def kill(self) -> None:
         self.cgroup.kill_all()
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGKILL)
+        if self.poll() is None:  # its first process may not have joined the cgroup yet
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
 
     def cleanup(self) -> None:
         self.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.wait(timeout=5)
-            self.server.forget(self.pid)
+            self.server.forget(self.ident)
         self.cgroup.remove()
         with contextlib.suppress(OSError):
             self.root.rmdir()
@@ -97,13 +100,13 @@ class ForkingDriver(BwrapDriver):
         try:
             server = self._server_for(spec)
             root.mkdir(mode=0o755)
-            pid = server.spawn(self._request(spec, cgroup, root))
+            ident, pid = server.spawn(self._request(spec, cgroup, root))
         except BaseException:
             cgroup.remove()
             with contextlib.suppress(OSError):
                 root.rmdir()
             raise
-        return ForkedProcess(server, pid, cgroup, root)
+        return ForkedProcess(server, ident, pid, cgroup, root)
 
     def can_fork(self, spec: LaunchSpec) -> bool:
         relocated = [inside for inside, host in spec.ro_binds.items() if inside != host]

@@ -62,6 +62,8 @@ class ForkServer:
         self._lock = threading.Lock()  # one request on the socket at a time
         self._changed = threading.Condition()
         self._ready = False
+        # Kernels are known by the id of the request that made them, never by pid: the host
+        # reuses a pid once the zygote has reaped it (pid_max is often 32768).
         self._replies: dict[int, dict[str, Any]] = {}
         self._exits: dict[int, int] = {}
         self._children: set[int] = set()
@@ -131,8 +133,9 @@ class ForkServer:
         lines += ["mount -t tmpfs -o size=256m,mode=1777 zygote /tmp", 'exec "$@"']
         return "\n".join(lines)
 
-    def spawn(self, request: dict[str, Any], timeout: float = 30.0) -> int:
-        """Ask for one kernel; the host pid of its first process (which ends with the kernel)."""
+    def spawn(self, request: dict[str, Any], timeout: float = 30.0) -> tuple[int, int]:
+        """Ask for one kernel; (its id here, the host pid of its first process, which ends with
+        the kernel)."""
         with self._lock:
             if not self.alive():
                 raise ForkServerFailed("the fork server is not running")
@@ -148,18 +151,18 @@ class ForkServer:
             raise ForkServerFailed("the fork server ended while starting a kernel")
         if "error" in reply:
             raise ForkServerFailed(f"the fork server could not fork: {reply['error']}")
-        return int(reply["pid"])
+        return ident, int(reply["pid"])
 
-    def exit_code(self, pid: int) -> int | None:
-        """How the kernel whose first process is ``pid`` ended, or None while it runs."""
+    def exit_code(self, ident: int) -> int | None:
+        """How the kernel ``ident`` (spawn's) ended, or None while it runs."""
         with self._changed:
-            return self._exits.get(pid)
+            return self._exits.get(ident)
 
-    def forget(self, pid: int) -> None:
+    def forget(self, ident: int) -> None:
         """Drop what is known of a kernel that has been cleaned up."""
         with self._changed:
-            self._children.discard(pid)
-            self._exits.pop(pid, None)
+            self._children.discard(ident)
+            self._exits.pop(ident, None)
 
     def _read(self, channel: socket.socket) -> None:
         with contextlib.suppress(OSError, ValueError), channel.makefile("rb") as lines:
@@ -171,12 +174,12 @@ class ForkServer:
                     elif "exited" in message:
                         self._exits[message["exited"]] = message["code"]
                     else:  # the answer to a request: a pid, or why there is none
-                        self._children.update([message["pid"]] if "pid" in message else [])
+                        self._children.update([message["id"]] if "pid" in message else [])
                         self._replies[message["id"]] = message
                     self._changed.notify_all()
         with self._changed:  # the zygote is gone, and its children with it (PR_SET_PDEATHSIG)
-            for pid in self._children:
-                self._exits.setdefault(pid, LOST_WITH_ZYGOTE)
+            for ident in self._children:
+                self._exits.setdefault(ident, LOST_WITH_ZYGOTE)
             self._channel = None
             self._changed.notify_all()
         log.warning("fork server for %s ended (exit code %s)", self.python, self._exit_status())

@@ -115,10 +115,11 @@ def serve(channel: socket.socket, mount_namespace: int, seccomp: bytes) -> None:
     sandboxd sends one request at a time and waits for its answer (ForkServer.spawn), so the
     buffered reader never holds a second line that select() could not see."""
     reader = channel.makefile("rb")
+    children: dict[int, int] = {}  # pid → the id of the request it answers, until it is reaped
     _send(channel, {"ready": True})
     while True:
         readable, _, _ = select.select([channel], [], [], 0.05)
-        _reap(channel)
+        _reap(channel, children)
         if not readable:
             continue
         line = reader.readline()
@@ -140,6 +141,7 @@ def serve(channel: socket.socket, mount_namespace: int, seccomp: bytes) -> None:
                 traceback.print_exc()
             finally:
                 os._exit(code)
+        children[pid] = request["id"]
         _send(channel, {"id": request["id"], "pid": pid})
 
 
@@ -147,7 +149,8 @@ def _send(channel: socket.socket, message: dict[str, object]) -> None:
     channel.sendall(json.dumps(message).encode() + b"\n")
 
 
-def _reap(channel: socket.socket) -> None:
+def _reap(channel: socket.socket, children: dict[int, int]) -> None:
+    """Report each child that ended by its request's id: once reaped, its pid may be another's."""
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -155,7 +158,9 @@ def _reap(channel: socket.socket) -> None:
             return
         if pid == 0:
             return
-        _send(channel, {"exited": pid, "code": _exit_code(status)})
+        ident = children.pop(pid, None)
+        if ident is not None:  # else no kernel's: nothing for sandboxd to hear
+            _send(channel, {"exited": ident, "code": _exit_code(status)})
 
 
 def _exit_code(status: int) -> int:

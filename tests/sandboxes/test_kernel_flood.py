@@ -82,7 +82,8 @@ def flood_between_cells(server: SandboxdProcess, flooding: Sandbox, neighbour: S
         # Nobody reads the flooding kernel's iopub until its next cell: its publisher must drop
         # what it cannot queue, not hold a thousand MiB messages (ZeroMQ's default) until its
         # memory limit kills it.
-        flooding.run_code(FLOOD % 3)
+        started = flooding.run_code(FLOOD % 3)
+        assert started.error is None, started.error
         deadline = time.monotonic() + 3.5
         while time.monotonic() < deadline:
             started = time.monotonic()
@@ -99,6 +100,7 @@ def flood_between_cells(server: SandboxdProcess, flooding: Sandbox, neighbour: S
     assert peak - before < 300 * MiB
     assert kernel_peak - kernel_before < 200 * MiB  # 64 MiB at most wait (ZeroMQ's default: ~350 in 3 s)
     execution = flooding.run_code("6 * 7")  # the flooded sandbox's own next cell: no flood in it
+    assert execution.error is None, f"{execution.error.name}: {execution.error.value}"
     assert execution.text == "42" and execution.stdout == ""
 
 
