@@ -65,8 +65,9 @@ class BwrapProcess(IsolatedProcess):
     def kill(self) -> None:
         if self.cgroup is not None:
             self.cgroup.kill_all()
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.popen.pid, signal.SIGKILL)
+        if self.popen.returncode is None:  # reaped, its pid (and group id) may be another's
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.popen.pid, signal.SIGKILL)
 
     def cleanup(self) -> None:
         self.kill()

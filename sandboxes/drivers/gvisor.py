@@ -112,8 +112,9 @@ class GVisorProcess(IsolatedProcess):
     def kill(self) -> None:
         """SIGKILL every process in the container; ``runsc run`` exits and the Sentry follows."""
         self._runsc("kill", "--all", self.container_id, "KILL")
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.popen.pid, signal.SIGKILL)
+        if self.popen.returncode is None:  # reaped, its pid (and group id) may be another's
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.popen.pid, signal.SIGKILL)
 
     def cleanup(self) -> None:
         self.kill()

@@ -1,6 +1,7 @@
-"""A forked kernel is not sandboxd's child: once its zygote has reaped it, its pid is free for any
-process on the host (pid_max is often 32768). So a kernel's end is reported by the id of the
-request that made it, never by pid, and sandboxd (root) never signals a pid whose kernel ended."""
+"""Once a kernel's first process has been reaped, its pid (and process group id) is free for any
+process on the host (pid_max is often 32768). So a forked kernel's end is reported by the id of
+the request that made it, never by pid, and sandboxd (root) never signals the pid or group of a
+kernel process that has been reaped: a late clean-up must not kill whatever holds it now."""
 
 from __future__ import annotations
 
@@ -9,9 +10,20 @@ import socket
 import subprocess
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
+from sandboxes.drivers.bwrap import BwrapProcess
 from sandboxes.forkserver.driver import ForkedProcess
 from sandboxes.forkserver.server import LOST_WITH_ZYGOTE, ForkServer
+
+
+def still_running(process: subprocess.Popen[bytes]) -> bool:
+    """Whether ``process`` is alive half a second on (a signal's effect is not immediate)."""
+    try:
+        process.wait(timeout=0.5)
+    except subprocess.TimeoutExpired:
+        return True
+    return False
 
 
 def send(channel: socket.socket, message: dict[str, object]) -> None:
@@ -68,8 +80,20 @@ def test_cleaning_up_an_ended_kernel_signals_no_pid(tmp_path: Path):
         root.mkdir()
         ended = ForkedProcess(EndedKernelsServer(), 1, bystander.pid, EmptyCgroup(), root)  # type: ignore[arg-type]
         ended.cleanup()
-        assert bystander.poll() is None, "the process now holding the kernel's old pid was killed"
+        assert still_running(bystander), "the process now holding the kernel's old pid was killed"
         assert not root.exists()
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+def test_killing_a_reaped_bubblewrap_process_signals_no_group():
+    """bubblewrap starts in a session of its own, so its pid is its process group's id."""
+    bystander = subprocess.Popen(["sleep", "60"], start_new_session=True)  # a group with that id now
+    try:
+        reaped = SimpleNamespace(pid=bystander.pid, returncode=0)  # a Popen that was waited for
+        BwrapProcess(reaped, None, None).kill()  # type: ignore[arg-type]
+        assert still_running(bystander), "the process group now holding the old pid was killed"
     finally:
         bystander.kill()
         bystander.wait()
