@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import abc
+import contextlib
 import os
+import signal
 import subprocess
 import tempfile
 import time
@@ -92,6 +94,13 @@ class IsolatedProcess(abc.ABC):
                 raise subprocess.TimeoutExpired(f"isolated process {self.pid}", timeout)
             time.sleep(0.02)
         return code
+
+    def _kill_own_group(self) -> None:
+        """SIGKILL the process group our child leads (it starts a session of its own), only while
+        it is unreaped: once reaped, its pid, and so its group's id, may be another process's."""
+        if self.popen.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.popen.pid, signal.SIGKILL)
 
     def memory_used(self) -> int | None:
         """The bytes the process and everything it started use now, as its memory limit counts

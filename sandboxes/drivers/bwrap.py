@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
 
 from sandboxes.drivers import procfiles, seccomp_filter
@@ -65,9 +64,7 @@ class BwrapProcess(IsolatedProcess):
     def kill(self) -> None:
         if self.cgroup is not None:
             self.cgroup.kill_all()
-        if self.popen.returncode is None:  # reaped, its pid (and group id) may be another's
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.popen.pid, signal.SIGKILL)
+        self._kill_own_group()
 
     def cleanup(self) -> None:
         self.kill()

@@ -112,9 +112,7 @@ class GVisorProcess(IsolatedProcess):
     def kill(self) -> None:
         """SIGKILL every process in the container; ``runsc run`` exits and the Sentry follows."""
         self._runsc("kill", "--all", self.container_id, "KILL")
-        if self.popen.returncode is None:  # reaped, its pid (and group id) may be another's
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.popen.pid, signal.SIGKILL)
+        self._kill_own_group()
 
     def cleanup(self) -> None:
         self.kill()
