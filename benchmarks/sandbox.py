@@ -37,9 +37,9 @@ from benchmarks import harness  # noqa: E402
 from benchmarks.harness import load_average, step  # noqa: E402
 from sandboxes import Sandbox, templates  # noqa: E402
 from sandboxes.drivers import choose_driver  # noqa: E402
-from sandboxes.drivers.base import SANDBOX_UID, DriverUnavailable  # noqa: E402
+from sandboxes.drivers.base import SANDBOX_RUNTIME, SANDBOX_UID, DriverUnavailable  # noqa: E402
 from sandboxes.drivers.limits import CGROUP_ROOT  # noqa: E402
-from sandboxes.kernels.kernel import in_own_namespace  # noqa: E402
+from sandboxes.kernels.kernel import LAUNCHER, in_own_namespace  # noqa: E402
 from tests.sandboxd_process import SandboxdProcess  # noqa: E402
 
 TEMPLATE_PYTHON = ROOT / "var" / "templates" / "code-interpreter" / "venv" / "bin" / "python"
@@ -129,7 +129,7 @@ def ancestry(pid: int, table: dict[int, int], root: int) -> list[int] | None:
 
 def is_kernel(pid: int) -> bool:
     """The ipykernel python itself, not the bwrap processes around it."""
-    return cmdline(pid)[1:3] == ["-m", "ipykernel_launcher"]
+    return cmdline(pid)[1:2] == [f"{SANDBOX_RUNTIME}/{LAUNCHER.name}"]
 
 
 def kernel_pids(server_pid: int, holding: str | None = None) -> list[int]:

@@ -75,7 +75,7 @@ class ForkedProcess(IsolatedProcess):
 
 
 class ForkingDriver(BwrapDriver):
-    """BwrapDriver whose kernels (``python -m MODULE``, as root) come from one zygote per
+    """BwrapDriver whose kernels (``python SCRIPT``, as root) come from one zygote per
     interpreter and set of runtime folders, started at the first such launch."""
 
     def __init__(self, executable: str | None = None, stderr: Stderr | None = None) -> None:
@@ -113,8 +113,8 @@ class ForkingDriver(BwrapDriver):
         return (
             scaffold_module.can_mount()
             and spec.host_uid is not None
-            and len(spec.argv) > 2
-            and spec.argv[1] == "-m"
+            and len(spec.argv) > 1
+            and spec.argv[1].endswith(".py")
             and all(top_folder(inside) in RELOCATABLE_TOPS for inside in relocated)
         )
 

@@ -303,19 +303,18 @@ def _confine(seccomp: bytes) -> None:
 
 
 def _run_kernel(request: dict) -> int:
-    """Run ``python -m MODULE ARGS`` in this process, as a kernel started afresh would."""
+    """Run ``python SCRIPT ARGS`` in this process, as a kernel started afresh would."""
     os.setsid()
     os.chdir(request["home"])
     os.environ.clear()
     os.environ.update(request["env"], PWD=request["home"])  # as bubblewrap's --chdir sets it
-    python, flag, module, *arguments = request["argv"]
-    assert flag == "-m", request["argv"]
+    python, script, *arguments = request["argv"]
     sys.orig_argv = list(request["argv"])
-    sys.argv = [module, *arguments]
-    sys.path[0] = request["home"]
+    sys.argv = [script, *arguments]
+    sys.path[0] = os.path.dirname(script)
     _fresh_random_state()
     try:
-        runpy.run_module(module, run_name="__main__", alter_sys=True)
+        runpy.run_path(script, run_name="__main__")
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     return 0

@@ -24,7 +24,7 @@ from sandboxes.kernels.messages import Event, error_event, execution_count, is_i
 from sandboxes.templates import MOUNT_POINT, Template
 
 POLL_SECONDS = 0.05
-BOUNDED_STREAMS = Path(__file__).with_name("bounded_streams.py")
+LAUNCHER = Path(__file__).with_name("kernel_launcher.py")
 # After the shell's execute_reply, how long iopub may stay silent before the cell counts as over:
 # its idle status may have been dropped (a full queue, or a message over the size limit).
 QUIET_AFTER_REPLY_SECONDS = 1.0
@@ -47,7 +47,7 @@ class KernelStartFailed(Exception):
 class ChannelLimits:
     """What sandboxd takes from a kernel's sockets: a larger message drops the connection (ZeroMQ
     reconnects), and at most ``queue`` messages wait per socket while nobody reads (and a few
-    more in the kernel's publisher, bounded_streams.py; the rest are dropped), so a kernel that
+    more in the kernel's publisher, kernel_launcher.py; the rest are dropped), so a kernel that
     floods between cells costs us at most ``queue * max_message_bytes`` per socket."""
 
     max_message_bytes: int = 64 << 20
@@ -87,17 +87,15 @@ class Kernel:
         """Launch the kernel and wait until it answers kernel_info (startup file included)."""
         key = secrets.token_hex(32)
         self._write_connection_file(key)
-        shutil.copy(BOUNDED_STREAMS, self.runtime_dir / BOUNDED_STREAMS.name)
+        shutil.copy(LAUNCHER, self.runtime_dir / LAUNCHER.name)
         template = self.spec.template
         binds = template.runtime_binds()
         argv = [
             str(template.inside(template.python)),
-            "-m",
-            "ipykernel_launcher",
+            f"{SANDBOX_RUNTIME}/{LAUNCHER.name}",
             "-f",
             f"{SANDBOX_RUNTIME}/connection.json",
-            f"--IPKernelApp.exec_files=['{SANDBOX_RUNTIME}/{BOUNDED_STREAMS.name}',"
-            f" '{template.inside(template.startup_file)}']",
+            f"--IPKernelApp.exec_files=['{template.inside(template.startup_file)}']",
             "--HistoryManager.enabled=False",
             "--IPKernelApp.parent_handle=0",
         ]
