@@ -110,7 +110,8 @@ def test_a_background_flood_grows_neither_sandboxd_nor_its_kernel(sandboxd, make
 
 def test_a_flood_after_sandboxd_reconnected_is_bounded_too(small_caps):
     """A message over the size limit makes sandboxd connect to the kernel's iopub anew: the new
-    connection gets the kernel's short queue too, not the one the socket was bound with."""
+    connection gets the kernel's short queue too (a connection takes the limit its socket had when
+    it bound, which is why kernel_launcher.py sets it first)."""
     with sandbox_maker(small_caps) as make:
         flooding = make()
         oversized = flooding.run_code("display({'text/plain': 'z' * (8 << 20)}, raw=True)", timeout=30)
