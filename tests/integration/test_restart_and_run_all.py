@@ -78,7 +78,12 @@ def test_run_all_stops_at_the_first_error(stack, api, session):
 
 def test_stop_ends_a_replay_between_its_cells(stack, api, session):
     run_cell(api, session, "import time\ntime.sleep(0.1)")
-    run_cell(api, session, "print('second', flush=True)\ntime.sleep(30)")
+    # Long only when replayed (the workdir keeps the marker across the restart).
+    second = (
+        "import os\nprint('second', flush=True)\n"
+        "time.sleep(30 if os.path.exists('ran') else 0)\nopen('ran', 'w').close()"
+    )
+    run_cell(api, session, second)
     run_cell(api, session, "print('third')")
     response = api.post(f"/api/sessions/{session.id}/kernel/run-all")
     assert response.status_code == 202
@@ -91,4 +96,4 @@ def test_stop_ends_a_replay_between_its_cells(stack, api, session):
     log = wait_for(session, "turn_cancelled")
     assert Turn.objects.get(id=turn).status == Turn.Status.CANCELLED
     replayed = [e["payload"]["code"] for e in log if e["type"] == "cell" and e["turn"] == turn]
-    assert replayed == ["import time\ntime.sleep(0.1)", "print('second', flush=True)\ntime.sleep(30)"]
+    assert replayed == ["import time\ntime.sleep(0.1)", second]
