@@ -8,6 +8,7 @@ project. Each call prints one line: ``REPORT_PREFIX`` followed by a JSON report.
 import json
 import os
 import re
+import sys
 
 REPORT_PREFIX = "@@sandbox-state@@ "
 # IPython's own names: output history (_, __, _1, _i1, _oh...), dunders, In/Out, exit/quit.
@@ -242,19 +243,57 @@ def _drop_unpicklable(state):
     return dropped
 
 
+def _forget_workdir_modules(names):
+    """Forget the modules of ``names`` imported from the workdir (sandboxd may have been writing
+    their files back): a load tried again imports them afresh. Others, such as the template's
+    extension modules, cannot be imported twice."""
+    home = os.path.join(os.environ.get("HOME", os.getcwd()), "")
+    for name in names:
+        module = sys.modules.get(name)
+        where = [getattr(module, "__file__", None) or "", *getattr(module, "__path__", [])]
+        if any(str(folder).startswith(home) for folder in where):
+            del sys.modules[name]
+
+
+def _unpickler(stream):
+    """dill's, except that a file object comes back without writing to its file. dill reopens a
+    saved file object in its mode, even a closed one: "w" emptied the user's file at every
+    restore (a resume, a fork), and "x" refused the whole namespace. Reopened without
+    truncating, as dill's CONTENTS_FMODE does, it keeps its position."""
+    import dill
+    from dill import _dill
+
+    def reopen(*saved):  # name, mode, position, closed, open, strictio, fmode, fdata
+        *handle, _fmode, fdata = saved
+        return _dill._create_filehandle(*handle, dill.CONTENTS_FMODE, fdata)
+
+    class Unpickler(dill.Unpickler):
+        def find_class(self, module, name):
+            if (module, name) == ("dill._dill", "_create_filehandle"):
+                return reopen
+            return super().find_class(module, name)
+
+    return Unpickler(stream)
+
+
 def load(path, parts=1):
     """Unpickle ``parts`` consecutive parts from ``path`` into the user's namespace and delete it."""
-    import dill
+    import importlib
 
+    # Folders on the path may have been listed while they were being written (a listing is kept
+    # until the folder's mtime changes, which can miss writes within one clock tick).
+    importlib.invalidate_caches()
+    imported = set(sys.modules)
     state = {}
     try:
         with open(path, "rb") as stream:
             for _ in range(parts):
-                part = dill.load(stream)  # noqa: S301 (we are the sandbox's kernel: its own data)
+                part = _unpickler(stream).load()  # we are the sandbox's kernel: its own data
                 if not isinstance(part, dict):
                     raise TypeError("the saved state is not a namespace")
                 state.update(part)
     except Exception as exc:
+        _forget_workdir_modules(set(sys.modules) - imported)
         _report(error="failed", message=_describe(exc))
         return
     finally:

@@ -16,7 +16,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -240,7 +240,9 @@ class Snapshots:
         replay: bool,
     ) -> list[dict[str, Any]]:
         """Put the files back while the kernels load their namespaces (a replay waits for the
-        files: its cells may read them)."""
+        files: its cells may read them). A namespace that fails to load while files are still
+        being written is loaded again once they are all back, since it may import from them (the
+        user's own module, a package they installed); deferred parts start loading then too."""
         files_written = asyncio.create_task(
             asyncio.to_thread(_restore_workdir, path, sandbox.workdir, sandbox.owner)
         )
@@ -256,7 +258,7 @@ class Snapshots:
                     context = await sandbox.new_context()
                 sandbox.rename_context(context.id, str(saved["id"]))
                 loaded = await self._load_context(
-                    sandbox, context, reader, saved, replay=replay, shared=shared
+                    sandbox, context, reader, saved, replay=replay, shared=shared, files=files_written
                 )
                 report.append(loaded)
         except BaseException:
@@ -266,6 +268,9 @@ class Snapshots:
         finally:
             await asyncio.wait([files_written])
         files_written.result()  # raises what writing the files raised
+        for context in sandbox.contexts.values():
+            if context.deferred is not None:
+                context.deferred.start_background()
         return report
 
     async def _deferred_source(
@@ -288,9 +293,11 @@ class Snapshots:
         *,
         replay: bool,
         shared: deferred.SharedFile | None,
+        files: asyncio.Future[None],
     ) -> dict[str, Any]:
         """Load the context's namespace: its first part now and the others later (``shared``
-        holds them) when it has several, else all of it."""
+        holds them) when it has several, else all of it. ``files``: the workdir's files being
+        put back."""
         history = History(list(saved.get("history") or []), bool(saved.get("history_complete")))
         unsaved = state_report.unsaved_names(saved.get("unsaved"))
         replayed = replay and bool(unsaved) and history.complete
@@ -301,11 +308,18 @@ class Snapshots:
             if replayed:  # rebuild what could not be saved; the saved values then go on top
                 for cell in history.cells:
                     await context.run_silent(cell, self.registry.config.default_cell_timeout)
-            if later:
-                chunks, count = reader.read_chunks(member, 0, parts[0].size), 1
-            else:
-                chunks, count = reader.read_chunks(member), max(1, len(parts))
-            report = await state_cells.load_into(context, chunks, parts=count, shown_id=saved["id"])
+            first = parts[0].size if later else None  # None: the whole member
+            count = 1 if later else max(1, len(parts))
+
+            def load() -> Awaitable[dict[str, Any]]:
+                chunks = reader.read_chunks(member, 0, first)
+                return state_cells.load_into(context, chunks, parts=count, shown_id=saved["id"])
+
+            files_were_back = files.done()
+            report = await load()
+            if "error" in report and not files_were_back:
+                await asyncio.wait([files])  # it may have imported from a file not yet whole
+                report = await load()
         if "error" in report:
             message = report.get("message")
             raise SnapshotFailed(f"context {saved['id']}'s state could not be loaded: {message}")
@@ -313,7 +327,6 @@ class Snapshots:
         if later:
             assert shared is not None
             context.deferred = deferred.Deferred(context, shared, member, later)
-            context.deferred.start_background()
         waiting = sorted(context.deferred.names) if later and context.deferred else []
         return {
             "id": context.id,
