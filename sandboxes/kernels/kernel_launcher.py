@@ -9,7 +9,7 @@
   cells grow its kernel to the memory limit in seconds. The limit is set before the socket binds,
   so every connection gets it; set on a connected socket, ZeroMQ hands the change to the
   connection's other end in its I/O thread, which raced with that end's own work and crashed
-  the kernel (SIGSEGV in libzmq, one kernel in four beside busy processes).
+  the kernel (SIGSEGV in libzmq, about one kernel in five beside busy processes of its own).
 """
 
 import sys
