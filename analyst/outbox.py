@@ -2,7 +2,7 @@
 
 The database row (a queued Turn, a DataFile being placed) is the truth and the broker's message
 only a nudge; when the broker does not take it (Redis down) the row says so, and the reconciler
-sends it again once the broker is back (analyst/reconciler.py).
+sends it again once the broker is back (analyst/turns/reconciler.py).
 """
 
 from __future__ import annotations

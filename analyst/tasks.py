@@ -6,7 +6,8 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
-from analyst import placement_queue, placements, turns, worker_watch
+from analyst.turns import turns, worker_watch
+from analyst.uploads import placement_queue, placements
 
 
 @shared_task(

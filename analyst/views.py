@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_safe
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from analyst import health, metrics
+from analyst.ops import health, metrics
 
 
 @require_safe

@@ -142,7 +142,7 @@ class Listener:
     async def _subscribe(self, session_id: object, inbox: queue.Queue[Arrival]) -> None:
         from channels.layers import get_channel_layer
 
-        from analyst import events
+        from analyst.realtime import events
 
         layer = get_channel_layer()
         channel = await layer.new_channel()
@@ -229,8 +229,8 @@ def stored_types(turn_id: int) -> list[str]:
 def ask(seat: Seat, user: Any) -> Timeline:
     """One chat turn, message in → turn_done broadcast; the user's message goes in as the API's
     POST would put it (``do_start_turn``: stored, then the task enqueued on commit)."""
-    from analyst import turns
     from analyst.models import Turn
+    from analyst.turns import turns
 
     start = time.perf_counter()
     turn = turns.do_start_turn(session=seat.session, user=user, kind=Turn.Kind.CHAT, text=QUESTION)

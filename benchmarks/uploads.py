@@ -608,7 +608,7 @@ class Figures:
         return created_at(self.event)
 
 
-DESCRIBER = ROOT / "analyst" / "inside_sandbox" / "describe.py"
+DESCRIBER = ROOT / "analyst" / "files" / "inside_sandbox" / "describe.py"
 PART_RUNS = 3
 
 

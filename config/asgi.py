@@ -16,9 +16,9 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from analyst.mcp.http import with_mcp  # noqa: E402
-from analyst.routing import websocket_urlpatterns  # noqa: E402
-from analyst.upload_limit import BodyLimit  # noqa: E402
+from analyst.uploads.upload_limit import BodyLimit  # noqa: E402
 from analyst.web.origin import SameOriginValidator  # noqa: E402
+from analyst.web.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {

@@ -154,11 +154,11 @@ MEDIA_ROOT = Path(envstr("MEDIA_ROOT", str(BASE_DIR / "var" / "media")))
 # Request bodies and uploads are spooled on MEDIA_ROOT's filesystem, so that storing an upload is a
 # rename (a copy from /tmp on another filesystem took 8-9 s per GB).
 FILE_UPLOAD_TEMP_DIR = str(MEDIA_ROOT / ".incoming")
-# Bodies are held to their limit as they arrive (analyst/upload_limit.py): config/asgi.py's
+# Bodies are held to their limit as they arrive (analyst/uploads/upload_limit.py): config/asgi.py's
 # BodyLimit cuts a body past ANALYST_MAX_UPLOAD (uploads) or DATA_UPLOAD_MAX_MEMORY_SIZE (the rest)
 # with a 413, and the first upload handler stops a multipart parse whose files pass the limit.
 FILE_UPLOAD_HANDLERS = [
-    "analyst.upload_limit.UploadLimitHandler",
+    "analyst.uploads.upload_limit.UploadLimitHandler",
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]

@@ -28,7 +28,7 @@ APP_IMAGE = "ai-data-analyst"  # the project's Dockerfile's image, as docker-com
 NAMESPACE = "analyst"
 # Read by boto3 in sandboxd's S3 snapshot store, not by settings.py.
 BOTO3_READS = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"}
-PROVIDER_ROUTER = ROOT / "analyst" / "agent" / "providers" / "router.py"
+PROVIDER_ROUTER = ROOT / "analyst" / "turns" / "agent" / "providers" / "router.py"
 PLACEHOLDER = re.compile(r"(^$)|change-me")
 WORKLOADS = ("Deployment", "StatefulSet")
 # README's figure for one idle pooled sandbox (158 MiB under bubblewrap, 187 MiB under gVisor).

@@ -17,7 +17,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from analyst.api.auth import error_response
-from analyst.sizes import human_size
+from analyst.lib.sizes import human_size
 
 PREFIX = "/api/"
 # Multipart framing around an upload's file: its boundaries and part headers, and small fields.

@@ -15,10 +15,11 @@ from django.conf import settings
 from django.http import FileResponse, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.views.decorators.http import require_GET
 
-from analyst import events, sessions
 from analyst.api.auth import ApiError, api_view
-from analyst.folding import fold_outputs
 from analyst.models import Artifact
+from analyst.realtime import events
+from analyst.realtime.folding import fold_outputs
+from analyst.sessions import sessions
 
 log = logging.getLogger(__name__)
 

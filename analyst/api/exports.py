@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
-from analyst import exports, sessions
 from analyst.api.auth import ApiError, api_view
+from analyst.sessions import exports, sessions
 
 
 @api_view

@@ -10,10 +10,14 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from analyst import file_reports, session_files, sessions, uploads, user_limits
+from analyst.accounts import limits as user_limits
 from analyst.api.auth import ApiError, api_view, error_response
-from analyst.artifacts import StorageFull
+from analyst.files import reports as file_reports
+from analyst.files.artifacts import StorageFull
+from analyst.kernels import session_files
 from analyst.models import AnalysisSession, DataFile
+from analyst.sessions import sessions
+from analyst.uploads import uploads
 
 
 @api_view

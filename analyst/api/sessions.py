@@ -8,11 +8,15 @@ from collections.abc import Iterator
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from analyst import branches, forks, regenerations, replays, sessions, turns, uploads, usage, user_limits
-from analyst.agent.providers import availability
-from analyst.agent.providers.router import missing_key
+from analyst.accounts import limits as user_limits
+from analyst.accounts import usage
 from analyst.api.auth import ApiError, api_view, error_response, json_body
 from analyst.models import AnalysisSession, Turn
+from analyst.sessions import branches, forks, regenerations, replays, sessions
+from analyst.turns import turns
+from analyst.turns.agent.providers import availability
+from analyst.turns.agent.providers.router import missing_key
+from analyst.uploads import uploads
 
 
 @api_view

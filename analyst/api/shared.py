@@ -9,11 +9,11 @@ from typing import Any
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
-from analyst import shares
 from analyst.api.auth import View, answered_as_json
 from analyst.api.events import artifact_response, events_response
 from analyst.api.files import download_response, listing
 from analyst.models import Artifact, ShareLink
+from analyst.sessions import shares
 
 
 def shared_view(view: View) -> View:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
 
-from analyst import sessions, variables
 from analyst.api.auth import ApiError, api_view
+from analyst.kernels import variables
+from analyst.sessions import sessions
 from sandboxes import InspectionFailed
 
 

@@ -16,10 +16,16 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.http import Http404
 
-from analyst import file_reports, session_files, sessions, turns, uploads, usage, user_limits
-from analyst.artifacts import StorageFull
+from analyst.accounts import limits as user_limits
+from analyst.accounts import usage
+from analyst.files import reports as file_reports
+from analyst.files.artifacts import StorageFull
+from analyst.kernels import session_files
+from analyst.lib.sizes import human_size
 from analyst.models import AnalysisSession, Artifact, DataFile, Event, Turn
-from analyst.sizes import human_size
+from analyst.sessions import sessions
+from analyst.turns import turns
+from analyst.uploads import uploads
 
 # Why a turn may not start now, each said to the MCP client as the page says it.
 TURN_REFUSED = (turns.TurnRefused, turns.InputTooLong, usage.TokenBudgetExhausted, user_limits.LimitReached)

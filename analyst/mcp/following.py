@@ -9,9 +9,9 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 
-from analyst import events
 from analyst.mcp import calls
-from analyst.turns import OUTCOMES
+from analyst.realtime import events
+from analyst.turns.turns import OUTCOMES
 
 POLL = 0.1  # seconds between reads of the log while the turn runs
 

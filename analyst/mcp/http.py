@@ -15,8 +15,8 @@ from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
 
 from analyst.api.auth import user_from_authorization
+from analyst.lib.raw_asgi import Headers, header, respond
 from analyst.mcp.server import build
-from analyst.raw_asgi import Headers, header, respond
 
 PATH = "/mcp"
 Scope = dict[str, Any]

@@ -14,9 +14,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
-from analyst import uploads
 from analyst.mcp import calls, content, following
 from analyst.models import Turn
+from analyst.uploads import uploads
 
 # (the user, the base URL of the session links) for the request in hand.
 Caller = Callable[[Context], Awaitable[tuple[Any, str]]]

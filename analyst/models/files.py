@@ -20,7 +20,7 @@ class DataFile(models.Model):
     rows = models.PositiveBigIntegerField(null=True)
     columns = models.PositiveIntegerField(null=True)
     summary = models.TextField(blank=True, default="")  # what the model is told about it
-    # What the sandbox found (analyst.file_reports.checked: format, tables, detected, preview),
+    # What the sandbox found (analyst.files.reports.checked: format, tables, detected, preview),
     # and the reading the user chose over detection (delimiter, encoding, header row, sheet).
     description = models.JSONField(default=dict, blank=True)
     read_options = models.JSONField(default=dict, blank=True)

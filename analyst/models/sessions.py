@@ -53,7 +53,7 @@ class Message(models.Model):
 
 class Turn(models.Model):
     """One unit of work: a question for the model, a code cell run directly, a restart of the
-    kernel, or a replay (cells run again in order: analyst.replays; its input is their JSON)."""
+    kernel, or a replay (cells run again in order: analyst.sessions.replays; its input is their JSON)."""
 
     class Kind(models.TextChoices):
         CHAT = "chat"

@@ -19,7 +19,7 @@ from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
-from analyst import login_throttle
+from analyst.accounts import login_throttle
 from analyst.models import Invite
 
 THROTTLED = "analyst_login_throttled"  # the request attribute that carries a refusal's Verdict

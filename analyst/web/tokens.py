@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from analyst import api_tokens
+from analyst.accounts import api_tokens
 
 
 @never_cache  # the POST's answer holds a secret: no cache, and no back button, may keep it

@@ -14,10 +14,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from analyst import branches, exports, forks, samples, sessions, shares, user_limits
-from analyst.agent.providers import availability
-from analyst.artifacts import StorageFull
+from analyst.accounts import limits as user_limits
+from analyst.files.artifacts import StorageFull
 from analyst.models import AnalysisSession, ShareLink
+from analyst.sessions import branches, exports, forks, samples, sessions, shares
+from analyst.turns.agent.providers import availability
 
 RECENT_SESSIONS = 20  # in the session page's sidebar
 

@@ -3,9 +3,9 @@
 import pytest
 from django.contrib.auth import get_user_model
 
-from analyst.agent import history
-from analyst.agent.providers import TextPart, ToolCallPart, ToolResultPart
 from analyst.models import AnalysisSession, Turn
+from analyst.turns.agent import history
+from analyst.turns.agent.providers import TextPart, ToolCallPart, ToolResultPart
 
 pytestmark = pytest.mark.django_db
 

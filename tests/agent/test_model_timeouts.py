@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from analyst.agent.providers import (
+from analyst.turns.agent.providers import (
     AnthropicProvider,
     ChatMessage,
     Finished,

@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from analyst.agent.providers import (
+from analyst.turns.agent.providers import (
     AuthenticationFailed,
     BadRequest,
     ChatMessage,

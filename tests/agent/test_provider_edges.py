@@ -5,7 +5,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from analyst.agent.providers import (
+from analyst.turns.agent.providers import (
     AnthropicProvider,
     ChatMessage,
     Finished,
@@ -17,8 +17,8 @@ from analyst.agent.providers import (
     ToolSpec,
     UnknownModel,
 )
-from analyst.agent.providers.errors import EndpointNotFound
-from analyst.agent.providers.router import provider_for
+from analyst.turns.agent.providers.errors import EndpointNotFound
+from analyst.turns.agent.providers.router import provider_for
 from tests.fakes.model_server import (
     ScriptedModelServer,
     anthropic_error,

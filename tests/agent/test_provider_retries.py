@@ -6,7 +6,7 @@ from email.utils import format_datetime
 
 import pytest
 
-from analyst.agent.providers import (
+from analyst.turns.agent.providers import (
     AnthropicProvider,
     AuthenticationFailed,
     BadRequest,
@@ -18,7 +18,7 @@ from analyst.agent.providers import (
     TextDelta,
     TextPart,
 )
-from analyst.agent.providers.retry import RetryPolicy, parse_retry_after
+from analyst.turns.agent.providers.retry import RetryPolicy, parse_retry_after
 from tests.fakes.model_server import (
     ScriptedModelServer,
     anthropic_error,

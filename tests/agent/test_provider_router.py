@@ -3,8 +3,8 @@
 import httpx
 import pytest
 
-import analyst.agent.providers as providers
-from analyst.agent.providers import (
+import analyst.turns.agent.providers as providers
+from analyst.turns.agent.providers import (
     AnthropicProvider,
     BadRequest,
     ChatMessage,

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from analyst.agent.providers import (
+from analyst.turns.agent.providers import (
     ChatMessage,
     Finished,
     ProviderError,

@@ -5,8 +5,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from analyst.agent.providers import MalformedStream
-from analyst.agent.providers.sse import ServerSentEvent, iter_events, parse_lines
+from analyst.turns.agent.providers import MalformedStream
+from analyst.turns.agent.providers.sse import ServerSentEvent, iter_events, parse_lines
 
 
 def events_of(text: str) -> list[ServerSentEvent]:

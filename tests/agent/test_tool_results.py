@@ -1,8 +1,8 @@
 """What the model reads of a cell: truncated output with a marker, tracebacks whole, charts or a
 note, a table as its text (its data for the grid stays with the page)."""
 
-from analyst.agent.providers import ImagePart, TextPart
-from analyst.agent.tools import execution_text, tool_result
+from analyst.turns.agent.providers import ImagePart, TextPart
+from analyst.turns.agent.tools import execution_text, tool_result
 from sandboxes import Execution, ExecutionError, Result
 
 PNG = "iVBORw0KGgo="

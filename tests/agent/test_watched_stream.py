@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from analyst.agent.watched_stream import watched
+from analyst.turns.agent.watched_stream import watched
 
 
 class Stop(Exception):

@@ -18,8 +18,8 @@ import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
 
-from analyst import events
 from analyst.models import AnalysisSession, ApiToken
+from analyst.realtime import events
 from sandboxes import Sandbox
 from tests.api.conftest import server_env
 from tests.conftest import TEST_SETTINGS

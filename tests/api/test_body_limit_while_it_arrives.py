@@ -17,7 +17,7 @@ from django.core.handlers.wsgi import WSGIRequest
 from django.test import RequestFactory
 
 from analyst.models import AnalysisSession, ApiToken, DataFile
-from analyst.upload_limit import MULTIPART_ALLOWANCE, UploadTooLarge
+from analyst.uploads.upload_limit import MULTIPART_ALLOWANCE, UploadTooLarge
 from tests.api.conftest import server_env
 from tests.web_process import web_server
 

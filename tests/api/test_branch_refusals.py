@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from analyst import events
 from analyst.models import AnalysisSession, KernelSnapshot, Turn
+from analyst.realtime import events
 
 
 def ask(session, alice, text, *, code="", status=Turn.Status.DONE) -> Turn:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from analyst import events
 from analyst.models import Event, Turn
+from analyst.realtime import events
 
 
 def cancel(client, session):

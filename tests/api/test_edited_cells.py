@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from analyst import events
 from analyst.models import Turn
+from analyst.realtime import events
 
 
 @pytest.fixture

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from analyst import events
 from analyst.models import AnalysisSession
+from analyst.realtime import events
 
 
 @pytest.fixture

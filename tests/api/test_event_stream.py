@@ -9,8 +9,9 @@ from typing import Any
 import httpx
 import pytest
 
-from analyst import events, shares
 from analyst.models import AnalysisSession, ApiToken, Event, ShareLink
+from analyst.realtime import events
+from analyst.sessions import shares
 
 
 def frames(response: httpx.Response) -> Iterator[dict[str, str]]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from analyst import events
+from analyst.realtime import events
 
 
 @pytest.fixture

@@ -4,10 +4,11 @@ of the session too, whose copied events mark it."""
 
 from __future__ import annotations
 
-from analyst import events, forks
-from analyst.exports import transcript
-from analyst.exports.transcript import Code, Prose
 from analyst.models import Turn
+from analyst.realtime import events
+from analyst.sessions import forks
+from analyst.sessions.exports import transcript
+from analyst.sessions.exports.transcript import Code, Prose
 
 
 def test_the_superseded_answer_is_not_exported(session, alice):

@@ -8,8 +8,8 @@ import json
 import pytest
 from django.core.files.base import ContentFile
 
-from analyst.agent.prompt import system_prompt
 from analyst.models import AnalysisSession, DataFile, Event
+from analyst.turns.agent.prompt import system_prompt
 from tests.api.conftest import stored_files
 
 NOT_FOUND = {"error": {"code": "not_found", "message": "no such session"}}

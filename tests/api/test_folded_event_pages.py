@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from analyst import events
 from analyst.models import Event, ShareLink
+from analyst.realtime import events
 
 
 def page(api, session, **params):

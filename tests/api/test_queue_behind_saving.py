@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from analyst import tasks, turns
+from analyst import tasks
 from analyst.models import Turn
+from analyst.turns import turns
 
 
 def saving_turn(session: Any, user: Any, *, saving: bool = True) -> Turn:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from analyst import events
 from analyst.models import Turn
+from analyst.realtime import events
 
 
 def ask(session, alice, text="Sum it", kind=Turn.Kind.CHAT, status=Turn.Status.DONE) -> Turn:

@@ -10,8 +10,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
 
-from analyst import events
 from analyst.models import AnalysisSession, DataFile, Turn
+from analyst.realtime import events
 
 
 def table(*names: str) -> dict:

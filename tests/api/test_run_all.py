@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from analyst import events
 from analyst.models import Turn
+from analyst.realtime import events
 
 
 @pytest.fixture

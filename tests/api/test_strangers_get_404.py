@@ -7,8 +7,8 @@ import uuid
 import pytest
 from django.core.files.base import ContentFile
 
-from analyst import events
 from analyst.models import Artifact, DataFile, Event, Turn
+from analyst.realtime import events
 from tests.api.conftest import stored_files, upload
 
 NOT_FOUND = {"error": {"code": "not_found", "message": "no such session"}}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyst import usage
+from analyst.accounts import usage
 from analyst.models import Event, Turn
 
 

@@ -6,7 +6,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from analyst.models import DataFile
-from analyst.uploads import UploadRefused, check_upload
+from analyst.uploads.uploads import UploadRefused, check_upload
 from tests.api.conftest import stored_files, upload
 
 GOOD = b"city,visits\nOslo,3\nLima,5\n"

@@ -7,8 +7,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from analyst import placement_queue, reconciler, tasks
+from analyst import tasks
 from analyst.models import DataFile
+from analyst.turns import reconciler
+from analyst.uploads import placement_queue
 from tests.api.conftest import stored_files, upload
 
 pytestmark = pytest.mark.django_db(transaction=True)  # on_commit must run

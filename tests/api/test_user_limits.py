@@ -10,7 +10,7 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
-from analyst import user_limits
+from analyst.accounts import limits as user_limits
 from analyst.mcp import calls
 from analyst.models import AnalysisSession, DataFile, Event, Turn, UserLimits
 from tests.api.conftest import upload

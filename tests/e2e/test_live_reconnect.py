@@ -16,8 +16,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from analyst import events
 from analyst.models import AnalysisSession
+from analyst.realtime import events
 from tests.integration.conftest import database_url
 from tests.web_process import web_server
 

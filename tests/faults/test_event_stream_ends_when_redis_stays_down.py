@@ -7,8 +7,8 @@ import json
 
 import httpx
 
-from analyst import events
 from analyst.models import ApiToken
+from analyst.realtime import events
 from tests.faults.follower import WAIT
 
 

@@ -8,8 +8,8 @@ import time
 
 import httpx
 
-from analyst import events
 from analyst.models import ApiToken
+from analyst.realtime import events
 from tests.faults.follower import WAIT
 
 

@@ -3,8 +3,8 @@ than leaving them open and deaf; back with ?after=, a view gets exactly the even
 
 from __future__ import annotations
 
-from analyst import events
-from analyst.consumers import LAYER_LOST
+from analyst.realtime import events
+from analyst.web.consumers import LAYER_LOST
 from tests.faults.follower import Follower
 
 

@@ -4,7 +4,7 @@ keep coming, and both are back in the session's group."""
 
 from __future__ import annotations
 
-from analyst import events
+from analyst.realtime import events
 from tests.faults.follower import Follower
 
 

@@ -3,8 +3,8 @@ sockets open on it."""
 
 from __future__ import annotations
 
-from analyst import shares
 from analyst.models import ShareLink
+from analyst.sessions import shares
 from tests.faults.follower import Follower
 
 

@@ -3,7 +3,7 @@ sessions go there) and says how many do, naming none."""
 
 from __future__ import annotations
 
-from analyst import health
+from analyst.ops import health
 from tests.hosts.conftest import nowhere
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from analyst import sandbox_hosts
-from analyst.sandbox_hosts import Host
+from analyst.kernels import hosts as sandbox_hosts
+from analyst.kernels.hosts import Host
 from sandboxes import ServiceUnavailable
 from tests.hosts.conftest import nowhere
 

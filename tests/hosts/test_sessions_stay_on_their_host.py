@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from analyst import forks, kernel_snapshots, session_files, sessions, variables
-from analyst.agent.session_kernel import SessionKernel
+from analyst.kernels import session_files, variables
+from analyst.kernels import snapshots as kernel_snapshots
+from analyst.kernels.session_kernel import SessionKernel
 from analyst.models import AnalysisSession
+from analyst.sessions import forks, sessions
 from sandboxes import Sandbox, SnapshotNotFound
 from tests.hosts.conftest import host_of
 

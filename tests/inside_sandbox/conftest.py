@@ -16,7 +16,7 @@ from tests.conftest import TEST_SETTINGS
 from tests.sandboxd_process import SandboxdProcess, own_sandboxd_process
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCE = (ROOT / "analyst" / "inside_sandbox" / "describe.py").read_text()
+SOURCE = (ROOT / "analyst" / "files" / "inside_sandbox" / "describe.py").read_text()
 FILES = Path(__file__).resolve().parent / "files"
 
 # Room for a 200 MB CSV and the frame loaded from it; a report of up to 200 KB on stdout.

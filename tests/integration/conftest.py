@@ -18,8 +18,8 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
 
-from analyst import events
 from analyst.models import AnalysisSession, ApiToken
+from analyst.realtime import events
 from sandboxes import Sandbox, SandboxError
 from tests.fakes.model_server import ScriptedModelServer
 from tests.sandboxd_process import SandboxdProcess

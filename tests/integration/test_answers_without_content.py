@@ -1,8 +1,8 @@
 """Answers with nothing to store (a refusal, an empty answer) and answers cut off by max_tokens:
 each is shown for what it is, and the next question still gets a valid conversation."""
 
-from analyst.agent import history
 from analyst.models import AnalysisSession, Message
+from analyst.turns.agent import history
 from tests.fakes.model_server import (
     anthropic_events,
     anthropic_text,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from analyst.artifacts import StorageFull, store_bundle
+from analyst.files.artifacts import StorageFull, store_bundle
 from analyst.models import AnalysisSession, Artifact
 from tests.integration.conftest import wait_for
 from tests.small_tmpfs import small_tmpfs

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import time
 
-from analyst.exports import transcript
 from analyst.models import KernelSnapshot, Message
+from analyst.sessions.exports import transcript
 from sandboxes import Sandbox
 from tests.integration.conftest import wait_for
 from tests.integration.test_resume_and_fork import run_cell

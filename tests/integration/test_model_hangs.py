@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from analyst import events
+from analyst.realtime import events
 from tests.fakes.model_server import anthropic_error, anthropic_text
 from tests.integration.conftest import wait_for
 

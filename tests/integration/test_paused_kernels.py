@@ -4,7 +4,7 @@ past their limit has their least recently used other kernel paused, not a refusa
 
 from __future__ import annotations
 
-from analyst import user_limits
+from analyst.accounts import limits as user_limits
 from analyst.models import AnalysisSession, UserLimits
 from sandboxes import Sandbox
 from tests.integration.test_resume_and_fork import run_cell

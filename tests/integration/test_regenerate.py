@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import time
 
-from analyst import events
 from analyst.models import KernelSnapshot, Message, Turn
+from analyst.realtime import events
 from tests.fakes.model_server import anthropic_text, anthropic_tool_call
 from tests.printed import printed, printed_in_last_turn
 

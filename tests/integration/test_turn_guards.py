@@ -2,8 +2,9 @@
 
 from django.contrib.auth import get_user_model
 
-from analyst import events, tasks
+from analyst import tasks
 from analyst.models import Turn
+from analyst.realtime import events
 from tests.fakes.model_server import anthropic_text, anthropic_tool_call
 from tests.integration.conftest import wait_for
 
@@ -19,7 +20,7 @@ def test_a_turn_delivered_twice_runs_once(stack, api, session):
 
 
 def test_a_turn_for_someone_elses_session_does_not_run(transactional_db, session):
-    from analyst.turns import execute
+    from analyst.turns.turns import execute
 
     mallory = get_user_model().objects.create_user("mallory")
     turn = Turn.objects.create(session=session, requested_by=mallory, kind=Turn.Kind.CELL, input="1")

@@ -3,7 +3,7 @@ cell's latency, the provider's retries and errors (workers count in Redis; the w
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from analyst import metrics
+from analyst.ops import metrics
 from tests.fakes.model_server import anthropic_error, anthropic_text, anthropic_tool_call
 from tests.integration.conftest import wait_for
 

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from mcp.types import TextContent
 
-from analyst import usage
+from analyst.accounts import usage
 from analyst.models import AnalysisSession, ApiToken, Turn
 from tests.mcp.conftest import http_client, off_the_loop, token_of
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from analyst import health
+from analyst.ops import health
 from tests.sandboxd_process import SandboxdProcess, free_port
 
 

@@ -10,8 +10,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from analyst import sessions
 from analyst.models import AnalysisSession, ApiToken, DataFile
+from analyst.sessions import sessions
 
 pytestmark = pytest.mark.django_db
 BOUNDARY = "ops-test-boundary-91c2"

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from analyst import health
+from analyst.ops import health
 
 pytestmark = pytest.mark.django_db
 

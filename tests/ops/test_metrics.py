@@ -11,8 +11,9 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from analyst import events, health, metrics
 from analyst.models import AnalysisSession, Turn
+from analyst.ops import health, metrics
+from analyst.realtime import events
 from sandboxes import Sandbox
 
 pytestmark = pytest.mark.django_db
@@ -148,4 +149,4 @@ def test_counting_never_raises(redis_keys, settings, closed_url, caplog):
     settings.REDIS_URL = f"redis://{closed_url}/0"
     metrics.count("provider_retries")
     metrics.observe("cell_seconds", 0.1)
-    assert len([r for r in caplog.records if r.name == "analyst.metrics"]) == 7
+    assert len([r for r in caplog.records if r.name == "analyst.ops.metrics"]) == 7

@@ -31,7 +31,7 @@ def test_stats_count_sandboxes_and_the_pool(sandboxd, make_sandbox):
 
 
 def test_stats_say_how_much_memory_the_host_has_available(sandboxd):
-    """What the app places new sessions by (analyst/sandbox_hosts.py): the host's MemAvailable."""
+    """What the app places new sessions by (analyst/kernels/hosts.py): the host's MemAvailable."""
     headers = {"Authorization": f"Bearer {sandboxd.token}"}
     stats = httpx.get(f"{sandboxd.url}/stats", headers=headers, timeout=10).json()
     meminfo = Path("/proc/meminfo").read_text().splitlines()

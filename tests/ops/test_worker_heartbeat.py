@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from analyst import health
+from analyst.ops import health
 from tests.integration.conftest import database_url
 from tests.worker_process import CeleryWorkerProcess
 

@@ -6,8 +6,8 @@ from channels.db import database_sync_to_async
 from django.contrib.auth import get_user_model
 from django.db import connections
 
-from analyst import events
 from analyst.models import AnalysisSession
+from analyst.realtime import events
 
 
 @pytest_asyncio.fixture(autouse=True)

@@ -6,8 +6,9 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from analyst import events, shares
 from analyst.models import ShareLink
+from analyst.realtime import events
+from analyst.sessions import shares
 from config.asgi import application
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]

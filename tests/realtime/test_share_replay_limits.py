@@ -9,9 +9,10 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 
-from analyst import consumers, events
-from analyst.consumers import CATCH_UP, SHARE_REPLAY_PAGE, TOO_MANY_REPLAYS
 from analyst.models import ShareLink
+from analyst.realtime import events
+from analyst.web import consumers
+from analyst.web.consumers import CATCH_UP, SHARE_REPLAY_PAGE, TOO_MANY_REPLAYS
 from config.asgi import application
 from tests.realtime.test_session_websocket import connect, next_event, no_event
 

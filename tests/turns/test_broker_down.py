@@ -8,8 +8,10 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
 
-from analyst import events, reconciler, tasks
+from analyst import tasks
 from analyst.models import AnalysisSession, ApiToken, Turn
+from analyst.realtime import events
+from analyst.turns import reconciler
 
 pytestmark = pytest.mark.django_db(transaction=True)  # on_commit must run
 

@@ -13,8 +13,11 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from analyst import events, metrics, reconciler, tasks, turns
+from analyst import tasks
 from analyst.models import AnalysisSession, Turn
+from analyst.ops import metrics
+from analyst.realtime import events
+from analyst.turns import reconciler, turns
 
 pytestmark = pytest.mark.django_db
 

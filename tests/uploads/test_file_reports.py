@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from analyst.file_reports import MAX_COLUMNS, MAX_TABLES, checked, summary
+from analyst.files.reports import MAX_COLUMNS, MAX_TABLES, checked, summary
 
 GOOD_TABLE = {
     "path": "data/ventes.csv",

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 
-from analyst import usage
+from analyst.accounts import usage
 from analyst.models import AnalysisSession, ModelCall, Turn
 
 

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from analyst import usage
+from analyst.accounts import usage
 
 UTC = dt.UTC
 NOW = dt.datetime(2026, 12, 1, 20, 48, tzinfo=UTC)  # 3 h 12 min before midnight

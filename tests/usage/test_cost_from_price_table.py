@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from analyst import usage
+from analyst.accounts import usage
 
 ROOT = Path(__file__).resolve().parents[2]
 

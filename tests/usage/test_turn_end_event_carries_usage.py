@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from analyst import turns
 from analyst.models import Event, Turn
+from analyst.turns import turns
 
 ENDINGS = [
     (Turn.Status.DONE, "turn_done", {}),

@@ -6,8 +6,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from analyst import events
 from analyst.models import AnalysisSession
+from analyst.realtime import events
 
 
 @pytest.fixture

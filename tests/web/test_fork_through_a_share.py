@@ -10,9 +10,9 @@ from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
 from django.test import Client
 
-from analyst import events
-from analyst.forks import SOMEONE_ELSES_STATE
 from analyst.models import AnalysisSession, ApiToken, Artifact, DataFile, KernelSnapshot, ShareLink
+from analyst.realtime import events
+from analyst.sessions.forks import SOMEONE_ELSES_STATE
 
 pytestmark = pytest.mark.django_db
 

@@ -17,7 +17,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from analyst import health, login_throttle
+from analyst.accounts import login_throttle
+from analyst.ops import health
 from tests.sandboxd_process import free_port
 
 pytestmark = pytest.mark.django_db

@@ -14,8 +14,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from analyst.agent.providers import availability
 from analyst.models import AnalysisSession
+from analyst.turns.agent.providers import availability
 from tests.sandboxd_process import free_port
 
 MODELS = ["anthropic/claude-test", "openai/gpt-test", "ollama/qwen-test"]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from analyst import samples
 from analyst.models import AnalysisSession, DataFile
+from analyst.sessions import samples
 from tests.api.test_upload_on_a_full_disk import fill
 from tests.small_tmpfs import small_tmpfs
 from tests.web.test_pages import app_attributes

@@ -8,8 +8,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from analyst import events
 from analyst.models import ShareLink
+from analyst.realtime import events
 
 pytestmark = pytest.mark.django_db
 

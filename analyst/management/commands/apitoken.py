@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from analyst import api_tokens
+from analyst.accounts import api_tokens
 from analyst.models import ApiToken
 
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from analyst import events
+from analyst.realtime import events
 from tests.fakes.model_server import ScriptedModelServer, anthropic_text, anthropic_tool_call
 from tests.faults.turns.workers import ask, assert_log_invariants, new_session, wait_for_event
 from tests.printed import printed

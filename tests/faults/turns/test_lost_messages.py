@@ -7,8 +7,8 @@ import time
 import redis
 from django.conf import settings
 
-from analyst import events
 from analyst.models import DataFile
+from analyst.realtime import events
 from tests.api.conftest import upload
 from tests.fakes.model_server import anthropic_text, anthropic_tool_call
 from tests.faults.turns.workers import ask, assert_log_invariants, new_session, wait_for_event

@@ -11,8 +11,8 @@ from typing import Any
 
 from django.test import Client
 
-from analyst import events
 from analyst.models import AnalysisSession
+from analyst.realtime import events
 from tests.fakes.model_server import ScriptedModelServer
 from tests.integration.conftest import worker_environment
 from tests.sandboxd_process import SandboxdProcess

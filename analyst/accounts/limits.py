@@ -1,0 +1,147 @@
+"""Each user's share of the machine: turns running at once, code cells per minute, bytes stored
+(uploads, charts, saved kernels) and kernels running (live_sandboxes.py keeps to that one). The
+defaults are settings (ANALYST_LIMIT_*, 0 for none); an admin may set other figures for one user
+(UserLimits). Without them, one user could take every worker and sandbox, and fill the disk,
+for everyone.
+
+Checked where work starts (turns.do_start_turn, uploads.do_upload), so the page, the JSON API and
+MCP refuse alike, with the same message.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Sum
+from django.utils import timezone
+
+from analyst.lib.sizes import human_size
+from analyst.models import Artifact, DataFile, KernelSnapshot, Turn, UserLimits
+from sandboxes import SandboxError
+
+MINUTE = dt.timedelta(minutes=1)
+
+
+class LimitReached(Exception):
+    """The user is at one of their limits; ``code`` says which (the API's error code)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class Limits:
+    concurrent_turns: int
+    cells_per_minute: int
+    stored_bytes: int
+    live_sandboxes: int
+
+
+def limits_for(user: AbstractBaseUser) -> Limits:
+    own = UserLimits.objects.filter(user_id=user.pk).first()
+
+    def pick(field: str, default: int) -> int:
+        value = getattr(own, field, None) if own else None
+        return default if value is None else value
+
+    return Limits(
+        concurrent_turns=pick("concurrent_turns", settings.ANALYST_LIMIT_CONCURRENT_TURNS),
+        cells_per_minute=pick("cells_per_minute", settings.ANALYST_LIMIT_CELLS_PER_MINUTE),
+        stored_bytes=pick("stored_bytes", settings.ANALYST_LIMIT_STORED_BYTES),
+        live_sandboxes=pick("live_sandboxes", settings.ANALYST_LIMIT_LIVE_SANDBOXES),
+    )
+
+
+def check_turn(user: AbstractBaseUser, *, kind: str, now: dt.datetime | None = None) -> None:
+    """Raises LimitReached when ``user`` may not start a turn of ``kind`` now."""
+    limits = limits_for(user)
+    running = _unfinished_turns(user)
+    if limits.concurrent_turns and running >= limits.concurrent_turns:
+        raise LimitReached(
+            "concurrent_turns",
+            f"You have {running} turns running at once across your sessions, your limit; wait for one"
+            " to end, or stop one, and send this again.",
+        )
+    if kind == Turn.Kind.CELL and limits.cells_per_minute:
+        now = now or timezone.now()
+        recent = Turn.objects.filter(requested_by=user, kind=Turn.Kind.CELL, created_at__gt=now - MINUTE)
+        if recent.count() >= limits.cells_per_minute:
+            first = recent.order_by("created_at").values_list("created_at", flat=True).first()
+            wait = max(1, round(((first or now) + MINUTE - now).total_seconds()))
+            raise LimitReached(
+                "cells_per_minute",
+                f"You have run {limits.cells_per_minute} cells in the last minute, your limit; the"
+                f" next can run in {wait} s.",
+            )
+
+
+def check_storage(user: AbstractBaseUser, *, adding: int, what: str) -> None:
+    """Raises LimitReached when storing ``adding`` more bytes (``what``, for the message) would
+    take ``user`` past their storage limit."""
+    limit = limits_for(user).stored_bytes
+    if not limit:
+        return
+    stored = stored_bytes(user)
+    if stored + adding > limit:
+        raise LimitReached(
+            "storage_limit",
+            f"{what} ({human_size(adding)}) would take your files, charts and saved kernels past your"
+            f" {human_size(limit)} (they take {human_size(stored)}); delete files or sessions to make room.",
+        )
+
+
+def stored_bytes(user: AbstractBaseUser) -> int:
+    return sum(
+        model.objects.filter(session__owner=user).aggregate(total=Sum("size"))["total"] or 0
+        for model in (DataFile, Artifact, KernelSnapshot)
+    )
+
+
+def usage(user: AbstractBaseUser, *, now: dt.datetime | None = None) -> dict[str, dict[str, int]]:
+    """Each limit beside what the user uses of it now, for their sessions page."""
+    now = now or timezone.now()
+    limits = limits_for(user)
+    cells = Turn.objects.filter(requested_by=user, kind=Turn.Kind.CELL, created_at__gt=now - MINUTE)
+    return {
+        "concurrent_turns": {"used": _unfinished_turns(user), "limit": limits.concurrent_turns},
+        "cells_per_minute": {"used": cells.count(), "limit": limits.cells_per_minute},
+        "stored_bytes": {"used": stored_bytes(user), "limit": limits.stored_bytes},
+        **_live_sandboxes(user, limits.live_sandboxes),
+    }
+
+
+def _live_sandboxes(user: AbstractBaseUser, limit: int) -> dict[str, dict[str, int]]:
+    """The user's running kernels beside their limit; nothing when sandboxd cannot say."""
+    from analyst.kernels.live_sandboxes import running_for  # it needs limits_for from here
+
+    try:
+        return {"live_sandboxes": {"used": len(running_for(user.pk)), "limit": limit}}
+    except SandboxError:
+        return {}
+
+
+def shown(user: AbstractBaseUser) -> list[dict[str, str]]:
+    """usage() as the sessions page says it: a label, and "used of limit" (or "no limit")."""
+    labels = {
+        "concurrent_turns": ("Turns running at once", str),
+        "cells_per_minute": ("Code cells in the last minute", str),
+        "stored_bytes": ("Files, charts and saved kernels", human_size),
+        "live_sandboxes": ("Kernels running (idle ones pause)", str),
+    }
+    lines = []
+    for key, figures in usage(user).items():
+        label, say = labels[key]
+        limit = figures["limit"]
+        text = f"{say(figures['used'])} of {say(limit)}" if limit else f"{say(figures['used'])} (no limit)"
+        lines.append({"key": key, "label": label, "text": text})
+    return lines
+
+
+def _unfinished_turns(user: AbstractBaseUser) -> int:
+    """Turns that think or run a cell: one only saving its kernel takes no worker's attention."""
+    unfinished = Turn.objects.filter(requested_by=user).exclude(status__in=Turn.FINISHED)
+    return unfinished.exclude(status=Turn.Status.RUNNING, saving=True).count()

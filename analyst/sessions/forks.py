@@ -1,0 +1,158 @@
+"""Forking a session: the same transcript and charts in a new session of the requester's, with its
+files and the kernel's state (restored on the fork's first use) when the fork may have them.
+
+One's own session forks whole. A fork through a share link carries the files only when the link
+lets viewers download them, and the kernel state only when it lets forks keep it: the state is
+pickled objects, which run code in the forker's kernel when restored, so the forker is told."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.files.base import ContentFile, File
+from django.db import transaction
+from django.db.models import QuerySet
+
+from analyst.kernels import snapshots as kernel_snapshots
+from analyst.models import AnalysisSession, Artifact, DataFile, Event, KernelSnapshot, Message
+from analyst.realtime import events
+
+FRESH_KERNEL = (
+    "Forked from “{title}”. No saved kernel state existed, so this fork starts from a fresh kernel:"
+    " earlier variables are gone; the files are here."
+)
+WITH_STATE = "Forked from “{title}”, with the kernel's variables and files as of {when}."
+TRANSCRIPT_ONLY = (
+    "Forked from “{title}”: the transcript only. Its share link does not include the files or the"
+    " kernel's variables, so this fork starts from a fresh kernel with no files."
+)
+FILES_ONLY = (
+    "Forked from “{title}”, with its files. Its share link does not include the kernel's variables,"
+    " so this fork starts from a fresh kernel: earlier variables are gone."
+)
+SOMEONE_ELSES_STATE = (
+    "The kernel's variables in this fork come from someone else's session. They are pickled Python"
+    " objects, and unpickling runs code: restoring them (on the first question or cell you run here)"
+    " runs code from the person who shared it in your kernel, beside your files. If you do not trust"
+    " them, delete this fork and fork again through a link without the kernel's variables."
+)
+
+
+def do_fork(
+    *, source: AnalysisSession, owner: AbstractBaseUser, files: bool = True, kernel_state: bool = True
+) -> AnalysisSession:
+    """A copy of ``source`` for ``owner``: the transcript always; the uploads when ``files``; the
+    latest snapshot when ``kernel_state`` (which holds the workdir, so it brings the files too)."""
+    files = files or kernel_state
+    with transaction.atomic():
+        fork = AnalysisSession.objects.create(
+            owner=owner, title=f"{source.title} (fork)"[:200], model=source.model, next_seq=source.next_seq
+        )
+        copy_log(source, fork, source.events.all(), source.messages.all(), source.artifacts.all())
+        if files:
+            copy_files(source, fork)
+        snapshot = kernel_snapshots.latest(source) if kernel_state else None
+        if not files:
+            text = TRANSCRIPT_ONLY.format(title=source.title)
+        elif not kernel_state:
+            text = FILES_ONLY.format(title=source.title)
+        elif snapshot is None:
+            text = FRESH_KERNEL.format(title=source.title)
+        else:
+            copy_snapshot(snapshot, fork)
+            text = WITH_STATE.format(title=source.title, when=snapshot.created_at.strftime("%Y-%m-%d %H:%M"))
+        payload = {"text": text, "from": str(source.id), "kernel_state": snapshot is not None, "files": files}
+        events.append(fork.id, "forked", payload)
+        if snapshot is not None and source.owner_id != owner.pk:
+            events.append(fork.id, "notice", {"text": SOMEONE_ELSES_STATE, "code": "someone_elses_state"})
+    return fork
+
+
+def copy_log(
+    source: AnalysisSession, fork: AnalysisSession, events: QuerySet, messages: QuerySet, artifacts: QuerySet
+) -> None:
+    """``events`` of ``source`` (their seqs kept), ``messages`` (the model's view of them) and the
+    ``artifacts`` they show, copied into ``fork``. The copies name no turn (turns stay with their
+    session), so an event of an answer asked again since says so itself: ``superseded``."""
+    renamed = _copy_artifacts(artifacts, fork)
+    superseded = set(source.turns.filter(regenerations__isnull=False).values_list("id", flat=True))
+    Event.objects.bulk_create(
+        Event(session=fork, seq=e.seq, type=e.type, payload=_copied(e, renamed, superseded))
+        for e in events.order_by("seq")
+    )
+    Message.objects.bulk_create(
+        Message(session=fork, role=m.role, parts=m.parts) for m in messages.order_by("id")
+    )
+
+
+def copy_snapshot(snapshot: KernelSnapshot, fork: AnalysisSession) -> KernelSnapshot:
+    """A row of ``fork``'s own naming the same sandboxd snapshot (kept until no row names it)."""
+    copy = KernelSnapshot.objects.create(
+        session=fork,
+        snapshot_id=snapshot.snapshot_id,
+        host=snapshot.host,
+        size=snapshot.size,
+        unsaved=snapshot.unsaved,
+    )
+    # Its time, not now: a restore re-sends the uploads made after the snapshot was taken.
+    KernelSnapshot.objects.filter(id=copy.id).update(created_at=snapshot.created_at)
+    return copy
+
+
+def _copy_artifacts(artifacts: QuerySet, fork: AnalysisSession) -> dict[str, str]:
+    """Copy each artifact into the fork (its own, so access checks stay per session); old id → new."""
+    renamed = {}
+    for artifact in artifacts:
+        copy = Artifact(session=fork, mime_type=artifact.mime_type, size=artifact.size)
+        with artifact.file.open("rb") as content:
+            copy.file.save(artifact.file.name.rsplit("/", 1)[-1], ContentFile(content.read()), save=False)
+        copy.save()
+        renamed[str(artifact.id)] = str(copy.id)
+    return renamed
+
+
+def _copied(event: Event, renamed: dict[str, str], superseded: set[int]) -> dict[str, object]:
+    payload = _renamed(event.payload, renamed)
+    return {**payload, "superseded": True} if event.turn_id in superseded else payload
+
+
+def _renamed(payload: dict[str, object], renamed: dict[str, str]) -> dict[str, object]:
+    refs = payload.get("artifacts")
+    if not isinstance(refs, dict) or not refs:
+        return payload
+    text = json.dumps(refs)
+    for old, new in renamed.items():
+        text = text.replace(old, new)
+    return {**payload, "artifacts": json.loads(text)}
+
+
+def copy_files(source: AnalysisSession, fork: AnalysisSession) -> None:
+    for data_file in source.files.all():
+        copy_file(data_file, fork)
+
+
+def copy_file(data_file: DataFile, session: AnalysisSession, **changed: Any) -> DataFile:
+    """A copy of an upload (its stored content too) in ``session``, with the fields in ``changed``
+    set otherwise; uploaded when the original was, unless its placement is changed (a file to be
+    placed anew is new to the sandbox it goes to)."""
+    fields = {
+        "name": data_file.name,
+        "path": data_file.path,
+        "size": data_file.size,
+        "rows": data_file.rows,
+        "columns": data_file.columns,
+        "summary": data_file.summary,
+        "description": data_file.description,
+        "read_options": data_file.read_options,
+        "placement": data_file.placement,
+        "placement_error": data_file.placement_error,
+    }
+    copy = DataFile(session=session, **{**fields, **changed})
+    with data_file.stored.open("rb") as content:
+        copy.stored.save(data_file.name, File(content), save=False)  # in chunks: uploads are large
+    copy.save()
+    if "placement" not in changed:
+        DataFile.objects.filter(id=copy.id).update(uploaded_at=data_file.uploaded_at)
+    return copy

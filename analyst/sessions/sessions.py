@@ -1,0 +1,77 @@
+"""Sessions: who may see which, and creating one."""
+
+from __future__ import annotations
+
+import contextlib
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.http import Http404
+
+from analyst.kernels import hosts as sandbox_hosts
+from analyst.kernels import snapshots as kernel_snapshots
+from analyst.models import AnalysisSession
+from sandboxes import Sandbox, SandboxError
+
+
+class InvalidModel(ValueError):
+    pass
+
+
+def get_owned(user: AbstractBaseUser, session_id: object) -> AnalysisSession:
+    """The user's session; Http404 for anyone else's (no hint that it exists)."""
+    try:
+        return AnalysisSession.objects.get(id=session_id, owner=user)
+    except (AnalysisSession.DoesNotExist, ValueError, TypeError):
+        raise Http404("no such session") from None
+
+
+def check_model(model: str) -> str:
+    if model not in settings.ANALYST_MODELS:
+        raise InvalidModel(f"unknown model {model!r}; choose one of {', '.join(settings.ANALYST_MODELS)}")
+    return model
+
+
+def do_create(*, owner: AbstractBaseUser, model: str | None, title: str | None) -> AnalysisSession:
+    return AnalysisSession.objects.create(
+        owner=owner,
+        model=check_model(model or settings.ANALYST_DEFAULT_MODEL),
+        title=(title or "Untitled analysis").strip()[:200] or "Untitled analysis",
+    )
+
+
+def as_dict(session: AnalysisSession) -> dict[str, object]:
+    return {
+        "id": str(session.id),
+        "title": session.title,
+        "model": session.model,
+        "created_at": session.created_at.isoformat(),
+        "updated_at": session.updated_at.isoformat(),
+    }
+
+
+def do_update(session: AnalysisSession, *, title: object = None, model: object = None) -> AnalysisSession:
+    """Rename, or change the model of later turns. Raises InvalidModel or ValueError."""
+    if title is not None:
+        if not isinstance(title, str) or not title.strip():
+            raise ValueError("the title must be a non-empty string")
+        session.title = title.strip()[:200]
+    if model is not None:
+        if not isinstance(model, str):
+            raise ValueError("the model must be a string")
+        session.model = check_model(model)
+    session.save(update_fields=["title", "model", "updated_at"])
+    return session
+
+
+def do_delete(session: AnalysisSession) -> None:
+    """Delete the session with everything it made: its sandbox, snapshots and stored files."""
+    if session.sandbox_id:
+        with contextlib.suppress(SandboxError):  # not connect(): that would resume a paused one
+            Sandbox.kill_by_id(session.sandbox_id, url=sandbox_hosts.url(session.sandbox_host))
+    for snapshot in session.snapshots.all():
+        kernel_snapshots.forget(snapshot)
+    stored = [f.stored for f in session.files.all()] + [a.file for a in session.artifacts.all()]
+    session.delete()
+    for field_file in stored:
+        field_file.delete(save=False)

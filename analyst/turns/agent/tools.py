@@ -1,0 +1,53 @@
+"""The one tool, run_python: its definition, and an execution turned into what the model reads."""
+
+from __future__ import annotations
+
+from analyst.turns.agent.providers import ImagePart, TextPart, ToolResultPart, ToolSpec
+from sandboxes import Execution
+
+RUN_PYTHON = ToolSpec(
+    name="run_python",
+    description=(
+        "Run Python code in the session's persistent Jupyter kernel and return its output. State"
+        " (variables, imports, loaded DataFrames) persists across calls, so build on earlier cells"
+        " instead of repeating them. pandas (pd), numpy (np) and matplotlib.pyplot (plt) are already"
+        " imported. Charts shown with plt.show() are captured and displayed to the user, so do not"
+        " save them unless asked. The value of the last expression is displayed, like a notebook."
+        " Uploaded files are under data/. Errors come back as tracebacks: read them and fix the code."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {"code": {"type": "string", "description": "The Python code to run."}},
+        "required": ["code"],
+    },
+)
+TRACEBACK_LIMIT = 20_000
+
+
+def truncate(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    hidden = len(text) - limit
+    return text[:limit] + f"\n[... {hidden} more characters not shown to you; the user sees the whole output]"
+
+
+def execution_text(execution: Execution, limit: int) -> str:
+    """What the cell printed and displayed, as text, truncated for the model with a marker."""
+    pieces = [execution.stdout, execution.stderr]
+    pieces += [r.text for r in execution.results if r.text and not r.png]
+    text = truncate("\n".join(p for p in pieces if p).strip(), limit)
+    if execution.error is not None:
+        traceback = execution.error.traceback or str(execution.error)
+        text += ("\n\n" if text else "") + "Error:\n" + truncate(traceback, TRACEBACK_LIMIT)
+    return text or "(the cell ran and printed nothing)"
+
+
+def tool_result(tool_call_id: str, execution: Execution, *, limit: int, images: bool) -> ToolResultPart:
+    content: list[TextPart | ImagePart] = [TextPart(execution_text(execution, limit))]
+    for result in execution.results:
+        if result.png:
+            if images:
+                content.append(ImagePart("image/png", result.png))
+            else:
+                content.append(TextPart("[a chart was displayed to the user; you cannot see images]"))
+    return ToolResultPart(tool_call_id, content, is_error=execution.error is not None)
