@@ -10,15 +10,13 @@ from __future__ import annotations
 
 from django.utils import timezone
 
-from analyst import outbox
+from analyst import dispatch
 from analyst.models import Turn
 
 
 def enqueue(turn_id: int) -> bool:
     """Send the turn's task and note when; False (logged) when the broker did not take it."""
-    from analyst.tasks import run_turn
-
-    if not outbox.send(run_turn, turn_id):
+    if not dispatch.send(dispatch.RUN_TURN, turn_id):
         return False
     Turn.objects.filter(id=turn_id, status=Turn.Status.QUEUED).update(enqueued_at=timezone.now())
     return True
@@ -27,7 +25,5 @@ def enqueue(turn_id: int) -> bool:
 def resend(turn: Turn) -> bool:
     """Send a queued turn again, unless another process has since (``turn.enqueued_at`` is what
     this one saw); False when someone else did or the broker did not take it."""
-    from analyst.tasks import run_turn
-
     queued = Turn.objects.filter(id=turn.id, status=Turn.Status.QUEUED)
-    return outbox.resend(queued, "enqueued_at", turn.enqueued_at, run_turn, turn.id)
+    return dispatch.resend(queued, "enqueued_at", turn.enqueued_at, dispatch.RUN_TURN, turn.id)

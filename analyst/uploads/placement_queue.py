@@ -13,7 +13,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from analyst import outbox
+from analyst import dispatch
 from analyst.models import DataFile
 
 # A placement attempt's hard time limit (tasks.place_file's): after it, a claimed one is over.
@@ -24,9 +24,7 @@ PLACING = DataFile.Placement.PLACING
 
 def enqueue(file_id: int) -> bool:
     """Send the file's placement; False (logged) when the broker did not take it."""
-    from analyst.tasks import place_file
-
-    if not outbox.send(place_file, file_id):
+    if not dispatch.send(dispatch.PLACE_FILE, file_id):
         return False
     # Only if no worker claimed it meanwhile (its claim set a later due time).
     DataFile.objects.filter(id=file_id, placement=PLACING, placement_due=None).update(
@@ -38,10 +36,10 @@ def enqueue(file_id: int) -> bool:
 def resend(data_file: DataFile) -> bool:
     """Send a placing file again unless another process has since (``placement_due`` is what this
     one saw); False when someone else did or the broker did not take it."""
-    from analyst.tasks import place_file
-
     placing = DataFile.objects.filter(id=data_file.id, placement=PLACING)
-    return outbox.resend(placing, "placement_due", data_file.placement_due, place_file, data_file.id)
+    return dispatch.resend(
+        placing, "placement_due", data_file.placement_due, dispatch.PLACE_FILE, data_file.id
+    )
 
 
 def claim(file_id: int) -> bool:

@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from analyst import tasks
+from analyst import dispatch
 from analyst.models import Turn
 from analyst.turns import turns
+from tests.celery_sends import record_sends
 
 
 def saving_turn(session: Any, user: Any, *, saving: bool = True) -> Turn:
@@ -42,8 +43,7 @@ def test_behind_a_busy_turn_or_a_waiting_one_it_is_still_409(api, session, alice
 
 
 def test_the_waiting_turn_is_claimed_only_after_the_saving_one_ends(session, alice, monkeypatch):
-    enqueued: list[int] = []
-    monkeypatch.setattr(tasks.run_turn, "delay", enqueued.append)
+    enqueued = record_sends(monkeypatch, dispatch.RUN_TURN)
     first = saving_turn(session, alice)
     waiting = Turn.objects.create(session=session, requested_by=alice, kind=Turn.Kind.CHAT, input="q")
 

@@ -7,11 +7,12 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from analyst import tasks
+from analyst import dispatch
 from analyst.models import DataFile
 from analyst.turns import reconciler
 from analyst.uploads import placement_queue
 from tests.api.conftest import stored_files, upload
+from tests.celery_sends import record_sends
 
 pytestmark = pytest.mark.django_db(transaction=True)  # on_commit must run
 
@@ -34,8 +35,7 @@ def test_an_upload_while_the_broker_is_down_is_kept_and_placed_once_it_is_back(
     assert reconciler.reconcile()["placement_resent"] == 0, "nothing is sent while the broker is down"
 
     monkeypatch.undo()  # the broker answers again: record what the real publish would send
-    sent: list[int] = []
-    monkeypatch.setattr(tasks.place_file, "delay", sent.append)
+    sent = record_sends(monkeypatch, dispatch.PLACE_FILE)
     assert reconciler.reconcile()["placement_resent"] == 1
     assert reconciler.reconcile()["placement_resent"] == 0, "sent again only when overdue"
     assert sent == [data_file.id]

@@ -18,9 +18,11 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
 
+from analyst import dispatch
 from analyst.models import AnalysisSession, ApiToken
 from analyst.realtime import events
 from sandboxes import Sandbox, SandboxError
+from tests.celery_sends import send_with
 from tests.fakes.model_server import ScriptedModelServer
 from tests.sandboxd_process import SandboxdProcess
 from tests.worker_process import CeleryWorkerProcess
@@ -81,10 +83,8 @@ def worker(worker_env: dict[str, str]) -> Iterator[CeleryWorkerProcess]:
 @pytest.fixture
 def extra_worker(worker_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """Start workers on a queue of their own (with changed settings); this test's turns go there."""
-    from analyst import tasks
-
     queue = f"extra-{time.time_ns()}"
-    monkeypatch.setattr(tasks.run_turn, "delay", lambda *args: tasks.run_turn.apply_async(args, queue=queue))
+    send_with(monkeypatch, dispatch.RUN_TURN, queue=queue)
     folder = Path(tempfile.mkdtemp(prefix="celery-extra-"))
     started: list[CeleryWorkerProcess] = []
 

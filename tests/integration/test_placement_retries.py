@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from analyst import tasks
+from analyst import dispatch
 from analyst.models import AnalysisSession, DataFile
 from sandboxes import Sandbox
+from tests.celery_sends import send_with
 from tests.conftest import TEST_SETTINGS
 from tests.integration.conftest import wait_for
 from tests.sandboxd_process import SandboxdProcess, own_sandboxd_process
@@ -50,8 +51,7 @@ def placing_worker(
             # Long enough for a new kernel (the describer's context) to start on a busy machine.
             SANDBOXD_REQUEST_TIMEOUT="15",
         )
-        place = tasks.place_file
-        monkeypatch.setattr(place, "delay", lambda *args: place.apply_async(args, queue=worker.queues))
+        send_with(monkeypatch, dispatch.PLACE_FILE, queue=worker.queues)
         return worker
 
     return start

@@ -8,10 +8,11 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
 
-from analyst import tasks
+from analyst import dispatch
 from analyst.models import AnalysisSession, ApiToken, Turn
 from analyst.realtime import events
 from analyst.turns import reconciler
+from tests.celery_sends import record_sends
 
 pytestmark = pytest.mark.django_db(transaction=True)  # on_commit must run
 
@@ -49,7 +50,6 @@ def test_once_the_broker_is_back_the_reconciler_sends_it(api, broker_down, monke
     assert Turn.objects.get(id=turn_id).enqueued_at is None, "so the next pass tries again"
 
     monkeypatch.undo()  # the broker answers again: record what the real publish would send
-    sent: list[int] = []
-    monkeypatch.setattr(tasks.run_turn, "delay", sent.append)
+    sent = record_sends(monkeypatch, dispatch.RUN_TURN)
     assert reconciler.reconcile()["requeued"] == 1
     assert sent == [turn_id]

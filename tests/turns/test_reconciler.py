@@ -13,11 +13,12 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from analyst import tasks
+from analyst import dispatch
 from analyst.models import AnalysisSession, Turn
 from analyst.ops import metrics
 from analyst.realtime import events
 from analyst.turns import reconciler, turns
+from tests.celery_sends import record_sends
 
 pytestmark = pytest.mark.django_db
 
@@ -25,9 +26,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def sent(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Turn ids handed to the broker."""
-    ids: list[int] = []
-    monkeypatch.setattr(tasks.run_turn, "delay", ids.append)
-    return ids
+    return record_sends(monkeypatch, dispatch.RUN_TURN)
 
 
 @pytest.fixture
