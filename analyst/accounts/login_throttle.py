@@ -20,7 +20,7 @@ import redis
 from django.conf import settings
 from django.http import HttpRequest
 
-from analyst.ops import health
+from analyst.lib.redis import key, redis_client
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ def attempt(*, username: str, address: str) -> Verdict:
         return ALLOWED
     keys, limits = [k for k, _ in counters], [n for _, n in counters]
     try:
-        wait = health.redis_client().eval(_COUNT, len(keys), *keys, settings.ANALYST_LOGIN_WINDOW, *limits)
+        wait = redis_client().eval(_COUNT, len(keys), *keys, settings.ANALYST_LOGIN_WINDOW, *limits)
     except redis.RedisError:
         log.warning("login throttle unavailable: an attempt was let through uncounted", exc_info=True)
         return ALLOWED
@@ -114,7 +114,7 @@ def succeeded(*, username: str, address: str) -> None:
     """A login as ``username`` from ``address`` succeeded: its attempt was no failure."""
     try:
         keys = [_key("user", username)] + ([_key("addr", address)] if address else [])
-        health.redis_client().eval(_SUCCEEDED, len(keys), *keys)
+        redis_client().eval(_SUCCEEDED, len(keys), *keys)
     except redis.RedisError:
         log.warning("login throttle unavailable: a success was not recorded", exc_info=True)
 
@@ -122,4 +122,4 @@ def succeeded(*, username: str, address: str) -> None:
 def _key(kind: str, value: str) -> str:
     # Usernames compare case-insensitively here, so "Alice" and "alice" share one budget.
     digest = hashlib.sha256(value.casefold().encode()).hexdigest()[:32]
-    return health.key("login", kind, digest)
+    return key("login", kind, digest)

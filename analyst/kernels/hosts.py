@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from analyst.kernels.sandboxd_stats import SandboxdDown, sandboxd_stats
 from analyst.lib.per_process import PerProcess
-from analyst.ops import health
 from sandboxes import ServiceUnavailable
 
 log = logging.getLogger(__name__)
@@ -68,9 +68,9 @@ def probe(host: str, *, fresh: bool = False) -> Host:
     if known is not None and not fresh and time.monotonic() - known[0] < REMEMBERED:
         return known[1]
     try:
-        stats = health.sandboxd_stats(address, timeout=PROBE_TIMEOUT)
+        stats = sandboxd_stats(address, timeout=PROBE_TIMEOUT)
         answer = Host(address, True, int(stats.get("memory_available") or 0))
-    except health.SandboxdDown as exc:
+    except SandboxdDown as exc:
         answer = Host(address, False, error=str(exc))
     with probes.lock:
         probes.answers[address] = (time.monotonic(), answer)

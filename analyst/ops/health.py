@@ -10,17 +10,19 @@ after three missed beats, so ``alive()`` lists the workers heard from recently.
 from __future__ import annotations
 
 import concurrent.futures
-import functools
 import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 import redis
 from django.conf import settings
 from django.db import connections
+
+from analyst.kernels import hosts as sandbox_hosts
+from analyst.kernels.sandboxd_stats import SandboxdDown, sandboxd_stats
+from analyst.lib.redis import key, redis_client
 
 log = logging.getLogger(__name__)
 
@@ -42,21 +44,6 @@ class Check:
         return body
 
 
-def redis_client(url: str | None = None) -> redis.Redis:
-    """A client of REDIS_URL (or ``url``) that gives up quickly: health and metrics never wait."""
-    return _client(url or settings.REDIS_URL)
-
-
-@functools.cache
-def _client(url: str) -> redis.Redis:
-    return redis.Redis.from_url(url, socket_timeout=TIMEOUT / 2, socket_connect_timeout=TIMEOUT / 2)
-
-
-def key(*parts: str) -> str:
-    """A Redis key of ours: ANALYST_REDIS_PREFIX keeps apart deployments that share a Redis."""
-    return ":".join((settings.ANALYST_REDIS_PREFIX, *parts))
-
-
 # Worker heartbeats.
 
 
@@ -75,36 +62,6 @@ def alive() -> list[str]:
     """The hostnames of the workers that beat within the last few beat intervals."""
     prefix = key("worker", "")
     return sorted(k.decode()[len(prefix) :] for k in redis_client().scan_iter(match=prefix + "*", count=100))
-
-
-# sandboxd.
-
-
-def sandboxd_stats(url: str | None = None, *, timeout: float = TIMEOUT) -> dict[str, Any]:
-    """The GET /stats of sandboxd at ``url`` (default SANDBOXD_URL): sandboxes, warm pool, memory
-    available; SandboxdDown when it does not answer so within ``timeout`` seconds."""
-    try:
-        response = httpx.get(
-            f"{(url or settings.SANDBOXD_URL).rstrip('/')}/stats",
-            headers={"Authorization": f"Bearer {settings.SANDBOXD_TOKEN}"},
-            timeout=timeout,
-        )
-    except httpx.TimeoutException:
-        raise SandboxdDown("timed out") from None
-    except httpx.HTTPError as exc:
-        raise SandboxdDown(f"unreachable ({type(exc).__name__})") from None
-    if response.status_code == 401:
-        raise SandboxdDown("refused the token (SANDBOXD_TOKEN differs from sandboxd's)")
-    if response.status_code != 200:
-        raise SandboxdDown(f"answered {response.status_code}")
-    try:
-        return dict(response.json())
-    except ValueError:
-        raise SandboxdDown("answered something other than JSON") from None
-
-
-class SandboxdDown(Exception):
-    """sandboxd did not answer its stats; the message is safe to show (no URL, no token)."""
 
 
 # The checks.
@@ -138,8 +95,6 @@ def check_sandboxd() -> Check:
 
 def check_sandboxd_hosts() -> Check:
     """Several hosts: healthy while one answers (new sessions go there), with how many do."""
-    from analyst.kernels import hosts as sandbox_hosts  # which probes through sandboxd_stats
-
     surveyed = sandbox_hosts.survey()
     details = {"hosts": len(surveyed), "healthy": sum(host.healthy for host in surveyed)}
     if not details["healthy"]:

@@ -29,6 +29,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.utils import floatToGoString
 
+from analyst.kernels.sandboxd_stats import SandboxdDown, sandboxd_stats
+from analyst.lib.redis import key, redis_client
 from analyst.ops import health
 
 log = logging.getLogger(__name__)
@@ -76,7 +78,7 @@ def count(name: str, amount: int = 1, **labels: str) -> None:
     """Add ``amount`` to the counter ``name`` (one of COUNTERS) for these label values."""
     try:
         field = _series(name, COUNTERS, labels)
-        health.redis_client().hincrby(_key(name), field, amount)
+        redis_client().hincrby(_key(name), field, amount)
     except Exception:  # never fail the caller: a metric is worth less than a turn
         log.warning("metric %s not counted", name, exc_info=True)
 
@@ -89,7 +91,7 @@ def observe(name: str, seconds: float, **labels: str) -> None:
         if math.isnan(value):
             raise ValueError("a NaN observation")
         bucket = next((b for b in HISTOGRAMS[name].buckets if value <= b), math.inf)
-        pipe = health.redis_client().pipeline(transaction=True)
+        pipe = redis_client().pipeline(transaction=True)
         pipe.hincrby(_key(name), f"{series}|{floatToGoString(bucket)}", 1)
         pipe.hincrbyfloat(_key(name), f"{series}|sum", value)
         pipe.execute()
@@ -106,7 +108,7 @@ def _series(name: str, known: Mapping[str, Counter | Histogram], labels: Mapping
 
 
 def _key(name: str) -> str:
-    return health.key("metrics", name)
+    return key("metrics", name)
 
 
 # Reading: the web process, at scrape time.
@@ -129,7 +131,7 @@ class ScrapeCollector:
 
     def _redis_series(self) -> Iterator[Metric]:
         try:
-            client = health.redis_client()
+            client = redis_client()
             stored = {name: client.hgetall(_key(name)) for name in (*COUNTERS, *HISTOGRAMS)}
             depth = queue_depth(client)
             workers = len(health.alive())
@@ -173,8 +175,8 @@ class ScrapeCollector:
 
     def _sandboxd_gauges(self) -> Iterator[Metric]:
         try:
-            stats = health.sandboxd_stats()
-        except health.SandboxdDown as exc:
+            stats = sandboxd_stats()
+        except SandboxdDown as exc:
             log.warning("metrics: sandboxd %s", exc)
             yield _gauge("sandboxd_up", "1 when sandboxd answered this scrape", 0)
             return

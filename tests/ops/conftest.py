@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from analyst.ops import health
+from analyst.lib.redis import redis_client
 from tests.sandboxd_process import SandboxdProcess, free_port
 
 
@@ -16,7 +16,7 @@ from tests.sandboxd_process import SandboxdProcess, free_port
 def redis_keys(settings: Any) -> Iterator[str]:
     """A Redis key prefix for this test alone (test runs share one Redis), emptied afterwards."""
     prefix = settings.ANALYST_REDIS_PREFIX = f"test-ops-{uuid.uuid4().hex}"
-    client = health.redis_client(settings.REDIS_URL)  # the real one, whatever the test points at
+    client = redis_client(settings.REDIS_URL)  # the real one, whatever the test points at
     yield prefix
     for key in client.scan_iter(match=f"{prefix}:*"):
         client.delete(key)

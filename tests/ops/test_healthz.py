@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from analyst.lib.redis import redis_client
 from analyst.ops import health
 
 pytestmark = pytest.mark.django_db
@@ -90,7 +91,7 @@ def test_worker_names_are_not_shown(client, redis_keys, with_sandboxd):
 def test_a_beat_lapses_after_three_intervals(redis_keys, settings):
     settings.ANALYST_WORKER_BEAT = 7
     health.beat("worker-host")
-    ttl = health.redis_client().ttl(f"{redis_keys}:worker:worker-host")
+    ttl = redis_client().ttl(f"{redis_keys}:worker:worker-host")
     assert 20 <= ttl <= 21
 
 

@@ -11,8 +11,9 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
+from analyst.lib.redis import redis_client
 from analyst.models import AnalysisSession, Turn
-from analyst.ops import health, metrics
+from analyst.ops import metrics
 from analyst.realtime import events
 from sandboxes import Sandbox
 
@@ -52,7 +53,7 @@ def test_turns_by_status_queue_depth_and_events(client, session, redis_keys, wit
     for text in ("one", "two", "three", "four", "five"):
         events.append(session.id, "user_message", {"text": text})
     settings.CELERY_TASK_DEFAULT_QUEUE = f"{redis_keys}:queue"
-    redis = health.redis_client()
+    redis = redis_client()
     redis.rpush(settings.CELERY_TASK_DEFAULT_QUEUE, "t1", "t2", "t3")
     redis.rpush(f"{settings.CELERY_TASK_DEFAULT_QUEUE}\x06\x163", "t4")  # a prioritised task
 

@@ -18,7 +18,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from analyst.accounts import login_throttle
-from analyst.ops import health
+from analyst.lib.redis import redis_client
 from tests.sandboxd_process import free_port
 
 pytestmark = pytest.mark.django_db
@@ -35,7 +35,7 @@ def throttle(settings: Any) -> Iterator[str]:
     settings.ANALYST_LOGIN_WINDOW = 60
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast, for tests only
     prefix = settings.ANALYST_REDIS_PREFIX = f"test-login-{uuid.uuid4().hex}"
-    client = health.redis_client(settings.REDIS_URL)
+    client = redis_client(settings.REDIS_URL)
     yield prefix
     for key in client.scan_iter(match=f"{prefix}:*"):
         client.delete(key)
