@@ -1,8 +1,8 @@
 """Each user's share of the machine: turns running at once, code cells per minute, bytes stored
-(uploads, charts, saved kernels) and kernels running (live_sandboxes.py keeps to that one). The
-defaults are settings (ANALYST_LIMIT_*, 0 for none); an admin may set other figures for one user
-(UserLimits). Without them, one user could take every worker and sandbox, and fill the disk,
-for everyone.
+(uploads, charts, saved kernels) and kernels running (kernels/live_sandboxes.py keeps to that
+one; web/limits_shown.py shows them all). The defaults are settings (ANALYST_LIMIT_*, 0 for
+none); an admin may set other figures for one user (UserLimits). Without them, one user could
+take every worker and sandbox, and fill the disk, for everyone.
 
 Checked where work starts (turns.do_start_turn, uploads.do_upload), so the page, the JSON API and
 MCP refuse alike, with the same message.
@@ -20,7 +20,6 @@ from django.utils import timezone
 
 from analyst.lib.sizes import human_size
 from analyst.models import Artifact, DataFile, KernelSnapshot, Turn, UserLimits
-from sandboxes import SandboxError
 
 MINUTE = dt.timedelta(minutes=1)
 
@@ -59,7 +58,7 @@ def limits_for(user: AbstractBaseUser) -> Limits:
 def check_turn(user: AbstractBaseUser, *, kind: str, now: dt.datetime | None = None) -> None:
     """Raises LimitReached when ``user`` may not start a turn of ``kind`` now."""
     limits = limits_for(user)
-    running = _unfinished_turns(user)
+    running = unfinished_turns(user)
     if limits.concurrent_turns and running >= limits.concurrent_turns:
         raise LimitReached(
             "concurrent_turns",
@@ -101,47 +100,7 @@ def stored_bytes(user: AbstractBaseUser) -> int:
     )
 
 
-def usage(user: AbstractBaseUser, *, now: dt.datetime | None = None) -> dict[str, dict[str, int]]:
-    """Each limit beside what the user uses of it now, for their sessions page."""
-    now = now or timezone.now()
-    limits = limits_for(user)
-    cells = Turn.objects.filter(requested_by=user, kind=Turn.Kind.CELL, created_at__gt=now - MINUTE)
-    return {
-        "concurrent_turns": {"used": _unfinished_turns(user), "limit": limits.concurrent_turns},
-        "cells_per_minute": {"used": cells.count(), "limit": limits.cells_per_minute},
-        "stored_bytes": {"used": stored_bytes(user), "limit": limits.stored_bytes},
-        **_live_sandboxes(user, limits.live_sandboxes),
-    }
-
-
-def _live_sandboxes(user: AbstractBaseUser, limit: int) -> dict[str, dict[str, int]]:
-    """The user's running kernels beside their limit; nothing when sandboxd cannot say."""
-    from analyst.kernels.live_sandboxes import running_for  # it needs limits_for from here
-
-    try:
-        return {"live_sandboxes": {"used": len(running_for(user.pk)), "limit": limit}}
-    except SandboxError:
-        return {}
-
-
-def shown(user: AbstractBaseUser) -> list[dict[str, str]]:
-    """usage() as the sessions page says it: a label, and "used of limit" (or "no limit")."""
-    labels = {
-        "concurrent_turns": ("Turns running at once", str),
-        "cells_per_minute": ("Code cells in the last minute", str),
-        "stored_bytes": ("Files, charts and saved kernels", human_size),
-        "live_sandboxes": ("Kernels running (idle ones pause)", str),
-    }
-    lines = []
-    for key, figures in usage(user).items():
-        label, say = labels[key]
-        limit = figures["limit"]
-        text = f"{say(figures['used'])} of {say(limit)}" if limit else f"{say(figures['used'])} (no limit)"
-        lines.append({"key": key, "label": label, "text": text})
-    return lines
-
-
-def _unfinished_turns(user: AbstractBaseUser) -> int:
+def unfinished_turns(user: AbstractBaseUser) -> int:
     """Turns that think or run a cell: one only saving its kernel takes no worker's attention."""
     unfinished = Turn.objects.filter(requested_by=user).exclude(status__in=Turn.FINISHED)
     return unfinished.exclude(status=Turn.Status.RUNNING, saving=True).count()

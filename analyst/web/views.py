@@ -19,6 +19,7 @@ from analyst.files.artifacts import StorageFull
 from analyst.models import AnalysisSession, ShareLink
 from analyst.sessions import branches, exports, forks, samples, sessions, shares
 from analyst.turns.agent.providers import availability
+from analyst.web import limits_shown
 
 RECENT_SESSIONS = 20  # in the session page's sidebar
 
@@ -40,7 +41,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
             "default_model": _default_model(models),
             "unavailable": [] if models else [availability.check(m) for m in settings.ANALYST_MODELS],
             "sample": samples.US_MACRO,
-            "limits": user_limits.shown(request.user),
+            "limits": limits_shown.shown(request.user),
         },
     )
 

@@ -10,9 +10,9 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
-from analyst.accounts import limits as user_limits
 from analyst.mcp import calls
 from analyst.models import AnalysisSession, DataFile, Event, Turn, UserLimits
+from analyst.web import limits_shown
 from tests.api.conftest import upload
 
 
@@ -119,7 +119,7 @@ def test_usage_beside_each_limit(session, alice, settings, tmp_path):
     settings.ANALYST_LIMIT_STORED_BYTES = 5 << 30
     settings.ANALYST_LIMIT_CELLS_PER_MINUTE = 0
     running_turns(alice, 1)
-    assert user_limits.shown(alice) == [
+    assert limits_shown.shown(alice) == [
         {"key": "concurrent_turns", "label": "Turns running at once", "text": "1 of 3"},
         {"key": "cells_per_minute", "label": "Code cells in the last minute", "text": "0 (no limit)"},
         {"key": "stored_bytes", "label": "Files, charts and saved kernels", "text": "0 bytes of 5 GiB"},

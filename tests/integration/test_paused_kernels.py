@@ -4,8 +4,8 @@ past their limit has their least recently used other kernel paused, not a refusa
 
 from __future__ import annotations
 
-from analyst.accounts import limits as user_limits
 from analyst.models import AnalysisSession, UserLimits
+from analyst.web import limits_shown
 from sandboxes import Sandbox
 from tests.integration.test_resume_and_fork import run_cell
 from tests.printed import printed_in_last_turn
@@ -48,7 +48,7 @@ def test_a_user_past_their_running_kernel_limit_has_the_oldest_paused(stack, api
     notices = [e["payload"]["text"] for e in log if e["type"] == "notice"]
     assert any("“Quarterly sales” was paused" in text for text in notices), notices
     assert Sandbox.list({"session": str(first.id)}, **service)[0].state == "paused"
-    shown = {line["key"]: line["text"] for line in user_limits.shown(alice)}
+    shown = {line["key"]: line["text"] for line in limits_shown.shown(alice)}
     assert shown["live_sandboxes"] == "1 of 1"  # on the sessions page, under "Your limits"
 
     log = run_cell(api, first, "print(mine)")  # its turn brings it back, and pauses the other
