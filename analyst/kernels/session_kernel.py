@@ -17,11 +17,10 @@ from django.utils import timezone
 
 from analyst.files.reading import describe_in, is_packed
 from analyst.kernels import hosts as sandbox_hosts
-from analyst.kernels import live_sandboxes
+from analyst.kernels import kept_sandboxes, live_sandboxes
 from analyst.kernels import snapshots as kernel_snapshots
 from analyst.kernels.replacement_lock import replacing_sandbox
 from analyst.models import AnalysisSession, DataFile, Event, KernelSnapshot, Turn
-from analyst.turns.agent import connections
 from sandboxes import (
     Execution,
     ExecutionError,
@@ -83,7 +82,7 @@ class SessionKernel:
         live_sandboxes.make_room_for(self.session, notice=self.notice)
         if self.session.sandbox_id:
             try:
-                self._sandbox = connections.sandbox(self.session.sandbox_id, url=self._url())
+                self._sandbox = kept_sandboxes.sandbox(self.session.sandbox_id, url=self._url())
             except GONE:
                 return self._replace("The session's previous kernel has expired")
             except UNREACHED:
@@ -122,7 +121,7 @@ class SessionKernel:
             replaced, host = sessions.values_list("sandbox_id", "sandbox_host").first() or ("", "")
             if replaced and replaced != gone:  # another process replaced it while we waited
                 try:
-                    self._sandbox = connections.sandbox(replaced, url=sandbox_hosts.url(host))
+                    self._sandbox = kept_sandboxes.sandbox(replaced, url=sandbox_hosts.url(host))
                     self.session.sandbox_id, self.session.sandbox_host = replaced, host
                     return self._sandbox
                 except GONE + UNREACHED:
@@ -217,7 +216,7 @@ class SessionKernel:
         self.session.sandbox_id = sandbox.sandbox_id
         self.session.sandbox_host = host
         self.session.save(update_fields=["sandbox_id", "sandbox_host", "updated_at"])
-        self._sandbox = connections.keep(sandbox)
+        self._sandbox = kept_sandboxes.keep(sandbox)
 
     def _put_files(self, data_files: Any) -> None:
         """Uploads the sandbox lacks, from our copies; a zip is unpacked again. Only those in the
@@ -265,9 +264,9 @@ class SessionKernel:
                 self.emit("kernel_restored", {**payload, "code": "kernel_rewound"})
         if old and old != sandbox.sandbox_id:
             try:
-                self._discard(connections.sandbox(old, url=sandbox_hosts.url(old_host)))
+                self._discard(kept_sandboxes.sandbox(old, url=sandbox_hosts.url(old_host)))
             except SandboxError:
-                connections.forget(old)  # gone already
+                kept_sandboxes.forget(old)  # gone already
 
     def run(self, code: str, **handlers: Any) -> Execution:
         """Run a cell, in a replaced sandbox if the session's one vanished since we connected.
@@ -280,7 +279,7 @@ class SessionKernel:
         try:
             execution = self.sandbox().run_code(code, timeout=settings.ANALYST_CELL_TIMEOUT, **handlers)
         except GONE:
-            connections.forget(self.session.sandbox_id)
+            kept_sandboxes.forget(self.session.sandbox_id)
             self._sandbox = None
             self._replace("The kernel expired while idle")
             execution = self.sandbox().run_code(code, timeout=settings.ANALYST_CELL_TIMEOUT, **handlers)
@@ -307,7 +306,7 @@ class SessionKernel:
         when its host is lost, bring the kernel back on another and say so; else raise it."""
         if not sandbox_hosts.is_lost(self.session.sandbox_host):
             raise unreached
-        connections.forget(self.session.sandbox_id)
+        kept_sandboxes.forget(self.session.sandbox_id)
         self._sandbox = None
         self._replace(HOST_LOST, lost=self.session.sandbox_host)
 
@@ -350,7 +349,7 @@ class SessionKernel:
             sandbox.kill()
         except SandboxError as exc:
             log.info("could not kill replaced sandbox %s: %s", sandbox.sandbox_id, exc)
-        connections.forget(sandbox.sandbox_id)
+        kept_sandboxes.forget(sandbox.sandbox_id)
 
     def save(self, turn: Turn) -> None:
         """Snapshot the kernel after a turn that ran code; a failure is a notice, not an error."""

@@ -9,10 +9,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 from django.db import connections
 
+from analyst.kernels import kept_sandboxes
 from analyst.kernels.session_kernel import SessionKernel
 from analyst.models import AnalysisSession, KernelSnapshot
 from analyst.realtime import events
-from analyst.turns.agent import connections as kept_sandboxes
 from sandboxes import Sandbox, SnapshotNotFound
 from tests.integration.conftest import wait_for
 from tests.printed import printed_in_last_turn

@@ -16,7 +16,7 @@ from analyst.kernels.session_kernel import SessionKernel
 from analyst.models import Message, Turn
 from analyst.ops import metrics
 from analyst.realtime import events
-from analyst.turns.agent import connections, history, replay
+from analyst.turns.agent import history, model_client, replay
 from analyst.turns.agent.lease import Lease
 from analyst.turns.agent.prompt import system_prompt
 from analyst.turns.agent.providers import (
@@ -54,7 +54,7 @@ class TurnRunner:
     """Runs one claimed turn to its end, storing every event as it goes."""
 
     def __init__(
-        self, turn: Turn, *, providers: Callable[[str], tuple[Provider, str]] = connections.provider
+        self, turn: Turn, *, providers: Callable[[str], tuple[Provider, str]] = model_client.provider
     ) -> None:
         self.turn = turn
         self.session = turn.session
