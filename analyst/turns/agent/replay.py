@@ -9,13 +9,14 @@ loses nothing shown: the turn ends as failed (analyst.turns.turns.fail_orphans) 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.db import transaction
 
 from analyst.accounts import usage
-from analyst.models import Turn
+from analyst.kernels.session_kernel import SessionKernel
+from analyst.models import AnalysisSession, Turn
 from analyst.realtime import events
 from analyst.turns import queue as turn_queue
 from analyst.turns.agent import history
@@ -23,8 +24,18 @@ from analyst.turns.agent.providers import TextPart, availability
 from analyst.turns.agent.tools import execution_text
 from sandboxes import Execution
 
-if TYPE_CHECKING:
-    from analyst.turns.agent.loop import TurnRunner
+
+class TurnRunner(Protocol):
+    """What a replay needs of the turn that runs it (the agent loop's TurnRunner is one)."""
+
+    turn: Turn
+    session: AnalysisSession
+    kernel: SessionKernel
+
+    def emit(self, type: str, payload: dict[str, Any]) -> None: ...
+
+    def execute(self, code: str, *, tool_call_id: str | None) -> Execution: ...
+
 
 RESTARTED = "The kernel was restarted: variables and imports are gone, files in the workdir are kept."
 
