@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import sandboxes
+from tests.import_graph import circles, module_graph, room_graph
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLIC_API = [
@@ -98,3 +99,35 @@ def test_the_web_app_reaches_sandboxes_only_through_the_sdk():
             or n.startswith(("sandboxes.server", "sandboxes.kernels", "sandboxes.drivers"))
         }
         assert not bad, f"{path} imports {bad}"
+
+
+def declared_imports(package: Path) -> set[str]:
+    """The rooms a package's docstring says it may import ("May import: a, b and c.")."""
+    doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text())) or ""
+    (line,) = [part for part in doc.split("\n\n") if part.startswith("May import:")]
+    said = line.removeprefix("May import:").split("(")[0].replace("\n", " ").strip(" .")
+    if said == "nothing of ours":
+        return set()
+    return {name.strip() for name in said.replace(" and ", ",").split(",") if name.strip()}
+
+
+def test_no_import_circles_among_modules_or_rooms():
+    graph = module_graph(("analyst",))
+    assert circles(graph) == [], "modules that import each other, through every import (lazy ones too)"
+    assert circles(room_graph(graph)) == [], "rooms (packages) that import each other"
+
+
+def test_each_room_of_analyst_imports_only_what_its_docstring_allows():
+    rooms = room_graph(module_graph(("analyst",)))
+    names = {room.removeprefix("analyst.") for room in rooms}
+    for package in sorted(p.parent for p in (ROOT / "analyst").glob("*/__init__.py")):
+        if package.name == "migrations":
+            continue
+        allowed = declared_imports(package)
+        assert allowed <= names, f"{package.name} names rooms that do not exist: {allowed - names}"
+        used = {room.removeprefix("analyst.") for room in rooms[f"analyst.{package.name}"]}
+        assert used <= allowed, f"analyst/{package.name} imports {used - allowed}, which it may not"
+
+
+def test_analysts_root_holds_at_most_twelve_modules():
+    assert len(list((ROOT / "analyst").glob("*.py"))) <= 12

@@ -1,1 +1,5 @@
-"""The JSON API, for scripts and for the browser app: thin views over the services."""
+"""The JSON API, for scripts and for the browser app: thin views over the services.
+
+May import: accounts, dispatch, files, kernels, lib, models, ops, realtime, sessions, turns,
+uploads.
+"""

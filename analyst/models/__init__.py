@@ -1,4 +1,7 @@
-"""The analyst's data: sessions, their messages, turns and event log, files and artifacts."""
+"""The analyst's data: sessions, their messages, turns and event log, files and artifacts.
+
+May import: nothing of ours.
+"""
 
 from analyst.models.artifacts import Artifact
 from analyst.models.events import Event

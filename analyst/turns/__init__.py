@@ -1,0 +1,7 @@
+"""Turns: asking, running a cell, restarting, replaying; their queue and claims, the reconciler and
+each worker's watch, and the agent (agent/: the loop, the model providers, history, prompt and
+tools).
+
+May import: accounts, dispatch, files, kernels, lib, models, ops, realtime, uploads (and the SDK,
+`sandboxes`).
+"""
