@@ -5,7 +5,7 @@ import os
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/9")
 # One queue and one database file per test run, so two runs at once never share a worker.
 os.environ.setdefault("CELERY_QUEUE", f"test-{os.getpid()}")
-# Sessions go to the sandboxd a test starts, never to the hosts a .env lists (tests/hosts/ sets
+# Sessions go to the sandboxd a test starts, never to the hosts a .env lists (tests/kernels/ sets
 # its own); set here, before .env is read, it reaches the workers and servers tests start too.
 os.environ["SANDBOXD_HOSTS"] = ""
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from analyst.models import AnalysisSession, KernelSnapshot
-from tests.hosts.conftest import host_of, in_last_turn, lost_host_stack, run_cell
+from tests.kernels.conftest import host_of, in_last_turn, lost_host_stack, run_cell
 from tests.printed import printed_in_last_turn
 from tests.s3_server import CREDENTIALS, s3_server
 from tests.sandboxd_process import SandboxdProcess

@@ -1,6 +1,6 @@
 """Streams recorded by the official SDKs, served byte for byte and read through the real providers.
 
-Every file is in tests/agent/recorded/; SOURCES.md there names each one's repository, path,
+Every file is in tests/turns/agent/recorded/; SOURCES.md there names each one's repository, path,
 commit and test. Files marked "crafted" there are recordings edited for a case no SDK recorded
 (a raw U+2028, redacted thinking, two tool_use blocks, a cut-off tool call, an error mid-answer).
 The fake cuts each file into 61-byte chunks, so lines and multi-byte characters arrive split.

@@ -4,7 +4,7 @@ sessions go there) and says how many do, naming none."""
 from __future__ import annotations
 
 from analyst.ops import health
-from tests.hosts.conftest import nowhere
+from tests.kernels.conftest import nowhere
 
 
 def test_one_host_down_of_three_is_healthy_and_counted(on_hosts, settings):

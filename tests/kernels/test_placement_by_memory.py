@@ -9,7 +9,7 @@ import pytest
 from analyst.kernels import hosts as sandbox_hosts
 from analyst.kernels.hosts import Host
 from sandboxes import ServiceUnavailable
-from tests.hosts.conftest import nowhere
+from tests.kernels.conftest import nowhere
 
 
 def test_place_chooses_by_the_stats_of_the_hosts_and_skips_one_that_is_down(on_hosts, settings):

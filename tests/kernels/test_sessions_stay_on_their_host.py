@@ -12,7 +12,7 @@ from analyst.kernels.session_kernel import SessionKernel
 from analyst.models import AnalysisSession
 from analyst.sessions import forks, sessions
 from sandboxes import Sandbox, SnapshotNotFound
-from tests.hosts.conftest import host_of
+from tests.kernels.conftest import host_of
 
 
 def listed(host, session) -> list[str]:
