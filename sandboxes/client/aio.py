@@ -9,87 +9,91 @@ from __future__ import annotations
 import contextlib
 import inspect
 from collections.abc import AsyncIterable, AsyncIterator
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import httpx
 
-from sandboxes.client.connection import (
-    SNAPSHOT_TIMEOUT,
-    ConnectionConfig,
-    raise_for_status,
-    translate_errors,
-)
+from sandboxes.client import routes
+from sandboxes.client.base import BaseSandbox
+from sandboxes.client.call import Call, Request
+from sandboxes.client.connection import ConnectionConfig, raise_for_status, translate_errors
 from sandboxes.client.payloads import (
     Listing,
     RestoreReport,
-    Resumed,
     SandboxInfo,
     SnapshotInfo,
     TablePreview,
     VariableList,
     WriteInfo,
-    create_body,
-    create_headers,
-    execute_body,
-    list_files_params,
-    list_params,
-    restore_body,
 )
-from sandboxes.client.sync import FILE_CHUNK, remaining_length
+from sandboxes.client.upload import FILE_CHUNK, upload_body
 from sandboxes.execution import Execution, Handlers, apply_event, parse_event
+
+T = TypeVar("T")
 
 
 class _AsyncApi:
+    """One sandboxd connection: calls, streamed answers, translated errors."""
+
     def __init__(self, config: ConnectionConfig, http: httpx.AsyncClient | None = None) -> None:
         self.config = config
         self.http = http or httpx.AsyncClient(**config.client_options())
 
-    async def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    async def send(self, request: Request) -> httpx.Response:
         with translate_errors():
-            response = await self.http.request(method, path, **kwargs)
+            response = await self.http.request(request.method, request.path, **request.options())
         raise_for_status(response)
         return response
 
-    @contextlib.asynccontextmanager
-    async def closed_on_error(self) -> AsyncIterator[None]:
+    async def call(self, call: Call[T]) -> T:
+        return call.read(await self.send(call.request))
+
+    async def call_first(self, call: Call[T]) -> T:
+        """The first call of a new AsyncSandbox's connection, which is closed if the request fails."""
         try:
-            yield
+            response = await self.send(call.request)
         except BaseException:
             await self.http.aclose()
             raise
+        return call.read(response)
+
+    async def call_once(self, call: Call[T]) -> T:
+        """The one call of a connection made for it, closed after."""
+        try:
+            return await self.call(call)
+        finally:
+            await self.http.aclose()
 
     @contextlib.asynccontextmanager
-    async def _stream(self, method: str, path: str, **kwargs: Any) -> AsyncIterator[httpx.Response]:
+    async def _stream(self, request: Request) -> AsyncIterator[httpx.Response]:
         with translate_errors():
-            async with self.http.stream(method, path, **kwargs) as response:
+            async with self.http.stream(request.method, request.path, **request.options()) as response:
                 if response.status_code >= 400:
                     await response.aread()
                     raise_for_status(response)
                 yield response
 
-    async def stream_lines(self, method: str, path: str, **kwargs: Any) -> AsyncIterator[str]:
-        async with self._stream(method, path, **kwargs) as response:
+    async def stream_lines(self, request: Request) -> AsyncIterator[str]:
+        async with self._stream(request) as response:
             async for line in response.aiter_lines():
                 if line:
                     yield line
 
-    async def stream_bytes(self, method: str, path: str, **kwargs: Any) -> AsyncIterator[bytes]:
-        async with self._stream(method, path, **kwargs) as response:
+    async def stream_bytes(self, request: Request) -> AsyncIterator[bytes]:
+        async with self._stream(request) as response:
             async for chunk in response.aiter_bytes():
                 yield chunk
 
 
-class AsyncSandbox:
+class AsyncSandbox(BaseSandbox):
     """The asyncio twin of Sandbox."""
 
     def __init__(
         self, info: SandboxInfo, api: _AsyncApi, restore_report: RestoreReport | None = None
     ) -> None:
         self._api = api
-        self._info = info
-        self.sandbox_id = info.sandbox_id
+        super().__init__(info, restore_report)
         self.files = AsyncFiles(self)
-        self.restore_report = restore_report
 
     @classmethod
     async def create(
@@ -106,14 +110,7 @@ class AsyncSandbox:
     ) -> AsyncSandbox:
         """See Sandbox.create, ``idempotency_key`` included."""
         api = _AsyncApi(ConnectionConfig.resolve(url, token, request_timeout), http_client)
-        async with api.closed_on_error():
-            response = await api.request(
-                "POST",
-                "/sandboxes",
-                json=create_body(template, ttl_seconds, metadata),
-                headers=create_headers(idempotency_key),
-            )
-        return cls(SandboxInfo.from_json(response.json()), api)
+        return cls(await api.call_first(routes.create(template, ttl_seconds, metadata, idempotency_key)), api)
 
     @classmethod
     async def connect(
@@ -127,31 +124,21 @@ class AsyncSandbox:
     ) -> AsyncSandbox:
         """See Sandbox.connect: a paused sandbox is resumed."""
         api = _AsyncApi(ConnectionConfig.resolve(url, token, request_timeout), http_client)
-        async with api.closed_on_error():
-            response = await api.request(
-                "POST", f"/sandboxes/{sandbox_id}/connect", timeout=api.config.timeout(SNAPSHOT_TIMEOUT)
-            )
-        return cls(SandboxInfo.from_json(response.json()), api)
+        return cls(await api.call_first(routes.connect(sandbox_id)), api)
 
     @classmethod
     async def kill_by_id(cls, sandbox_id: str, *, url: str | None = None, token: str | None = None) -> None:
         """See Sandbox.kill_by_id: a paused sandbox is not resumed first."""
-        api = _AsyncApi(ConnectionConfig.resolve(url, token))
-        try:
-            await api.request("DELETE", f"/sandboxes/{sandbox_id}")
-        finally:
-            await api.http.aclose()
+        await _AsyncApi(ConnectionConfig.resolve(url, token)).call_once(routes.kill(sandbox_id))
 
     @classmethod
     async def list(
         cls, metadata: dict[str, str] | None = None, *, url: str | None = None, token: str | None = None
     ) -> list[SandboxInfo]:
-        api = _AsyncApi(ConnectionConfig.resolve(url, token))
-        try:
-            body = (await api.request("GET", "/sandboxes", params=list_params(metadata))).json()
-        finally:
-            await api.http.aclose()
-        return [SandboxInfo.from_json(item) for item in body["sandboxes"]]
+        """See Sandbox.list: the sandboxes, running and paused, whose metadata contains ``metadata``."""
+        return await _AsyncApi(ConnectionConfig.resolve(url, token)).call_once(
+            routes.list_sandboxes(metadata)
+        )
 
     @classmethod
     async def restore(
@@ -168,113 +155,75 @@ class AsyncSandbox:
     ) -> AsyncSandbox:
         """See Sandbox.restore."""
         api = _AsyncApi(ConnectionConfig.resolve(url, token), http_client)
-        async with api.closed_on_error():
-            response = await api.request(
-                "POST",
-                f"/snapshots/{snapshot_id}/restore",
-                json=restore_body(ttl_seconds, metadata, replay, paused),
-                timeout=api.config.timeout(SNAPSHOT_TIMEOUT),
-            )
-        return cls._restored(response.json(), api)
-
-    @classmethod
-    def _restored(cls, body: dict[str, Any], api: _AsyncApi) -> AsyncSandbox:
-        return cls(SandboxInfo.from_json(body), api, RestoreReport.from_json(body.get("restore")))
+        info, report = await api.call_first(
+            routes.restore(snapshot_id, ttl_seconds, metadata, replay, paused)
+        )
+        return cls(info, api, report)
 
     @classmethod
     async def get_snapshot(
         cls, snapshot_id: str, *, url: str | None = None, token: str | None = None
     ) -> SnapshotInfo:
-        api = _AsyncApi(ConnectionConfig.resolve(url, token))
-        try:
-            return SnapshotInfo.from_json((await api.request("GET", f"/snapshots/{snapshot_id}")).json())
-        finally:
-            await api.http.aclose()
+        """See Sandbox.get_snapshot: the snapshot's record. Raises SnapshotNotFound."""
+        return await _AsyncApi(ConnectionConfig.resolve(url, token)).call_once(
+            routes.get_snapshot(snapshot_id)
+        )
 
     @classmethod
     async def delete_snapshot(
         cls, snapshot_id: str, *, url: str | None = None, token: str | None = None
     ) -> None:
-        api = _AsyncApi(ConnectionConfig.resolve(url, token))
-        try:
-            await api.request("DELETE", f"/snapshots/{snapshot_id}")
-        finally:
-            await api.http.aclose()
-
-    @property
-    def metadata(self) -> dict[str, str]:
-        return self._info.metadata
-
-    @property
-    def template(self) -> str:
-        return self._info.template
+        """See Sandbox.delete_snapshot: raises SnapshotNotFound if there is no such snapshot."""
+        await _AsyncApi(ConnectionConfig.resolve(url, token)).call_once(routes.delete_snapshot(snapshot_id))
 
     @property
     def default_context(self) -> AsyncCodeContext:
+        """The context the sandbox started with, which run_code uses unless given another."""
         return AsyncCodeContext(self, self._info.default_context_id)
 
     async def get_info(self) -> SandboxInfo:
-        response = await self._api.request("GET", f"/sandboxes/{self.sandbox_id}")
-        self._info = SandboxInfo.from_json(response.json())
-        return self._info
-
-    @property
-    def resumed(self) -> Resumed | None:
-        return self._info.resumed
+        """See Sandbox.get_info: how the sandbox is now; looking does not resume it."""
+        return self._heard(await self._api.call(routes.get_info(self.sandbox_id)))
 
     async def resume(self) -> SandboxInfo:
         """See Sandbox.resume."""
-        response = await self._api.request(
-            "POST",
-            f"/sandboxes/{self.sandbox_id}/connect",
-            timeout=self._api.config.timeout(SNAPSHOT_TIMEOUT),
-        )
-        self._info = SandboxInfo.from_json(response.json())
-        return self._info
+        return self._heard(await self._api.call(routes.connect(self.sandbox_id)))
 
     async def pause(self) -> SandboxInfo:
         """See Sandbox.pause."""
-        response = await self._api.request(
-            "POST", f"/sandboxes/{self.sandbox_id}/pause", timeout=self._api.config.timeout(SNAPSHOT_TIMEOUT)
-        )
-        self._info = SandboxInfo.from_json(response.json())
-        return self._info
+        return self._heard(await self._api.call(routes.pause(self.sandbox_id)))
 
     async def create_code_context(self) -> AsyncCodeContext:
-        body = (await self._api.request("POST", f"/sandboxes/{self.sandbox_id}/contexts")).json()
-        return AsyncCodeContext(self, body["id"])
+        """See Sandbox.create_code_context: a new kernel sharing the files, not the variables."""
+        return AsyncCodeContext(self, await self._api.call(routes.create_context(self.sandbox_id)))
 
     async def run_code(
         self, code: str, *, context: AsyncCodeContext | None = None, **options: Any
     ) -> Execution:
+        """Run ``code`` in ``context`` (default: the first context); see AsyncCodeContext.run_code."""
         return await (context or self.default_context).run_code(code, **options)
 
     async def snapshot(self) -> SnapshotInfo:
-        response = await self._api.request(
-            "POST",
-            f"/sandboxes/{self.sandbox_id}/snapshots",
-            timeout=self._api.config.timeout(SNAPSHOT_TIMEOUT),
-        )
-        return SnapshotInfo.from_json(response.json())
+        """See Sandbox.snapshot: raises ContextBusy while a cell runs, SnapshotTooLarge over the limit."""
+        return await self._api.call(routes.snapshot(self.sandbox_id))
 
     async def fork(
         self, *, ttl_seconds: int | None = None, metadata: dict[str, str] | None = None
     ) -> AsyncSandbox:
-        response = await self._api.request(
-            "POST",
-            f"/sandboxes/{self.sandbox_id}/fork",
-            json=restore_body(ttl_seconds, metadata, False),
-            timeout=self._api.config.timeout(SNAPSHOT_TIMEOUT),
-        )
-        return self._restored(response.json(), _AsyncApi(self._api.config))
+        """See Sandbox.fork: a new, independent sandbox in this one's state."""
+        info, report = await self._api.call(routes.fork(self.sandbox_id, ttl_seconds, metadata))
+        return type(self)(info, _AsyncApi(self._api.config), report)
 
     async def set_ttl(self, seconds: int) -> None:
-        await self._api.request("POST", f"/sandboxes/{self.sandbox_id}/ttl", json={"ttl_seconds": seconds})
+        """See Sandbox.set_ttl: expire ``seconds`` after the last use from now on."""
+        await self._api.call(routes.set_ttl(self.sandbox_id, seconds))
 
     async def kill(self) -> None:
-        await self._api.request("DELETE", f"/sandboxes/{self.sandbox_id}")
+        """See Sandbox.kill. Raises SandboxNotFound if already gone."""
+        await self._api.call(routes.kill(self.sandbox_id))
 
     async def close(self) -> None:
+        """See Sandbox.close: the HTTP connection is closed, the sandbox lives on."""
         await self._api.http.aclose()
 
     async def __aenter__(self) -> AsyncSandbox:
@@ -288,10 +237,11 @@ class AsyncSandbox:
 
 
 class AsyncCodeContext:
+    """The asyncio twin of CodeContext: one kernel whose state persists across run_code calls."""
+
     def __init__(self, sandbox: AsyncSandbox, context_id: str) -> None:
         self.sandbox = sandbox
         self.id = context_id
-        self._path = f"/sandboxes/{sandbox.sandbox_id}/contexts/{context_id}"
 
     async def run_code(
         self,
@@ -307,15 +257,10 @@ class AsyncCodeContext:
         """See CodeContext.run_code. A handler (function or coroutine) that raises closes the
         stream at once, so sandboxd interrupts the cell, and its exception reaches the caller
         unwrapped."""
-        api = self.sandbox._api
         handlers = Handlers(on_stdout, on_stderr, on_result, on_error)
         execution = Execution()
-        lines = api.stream_lines(
-            "POST",
-            f"{self._path}/execute",
-            json=execute_body(code, timeout),
-            timeout=api.config.execution_timeout(timeout, request_timeout),
-        )
+        request = routes.execute(self.sandbox.sandbox_id, self.id, code, timeout, request_timeout)
+        lines = self.sandbox._api.stream_lines(request)
         # An async generator is never closed by the garbage collector in time: close it ourselves.
         async with contextlib.aclosing(lines):
             async for line in lines:
@@ -325,76 +270,58 @@ class AsyncCodeContext:
         return execution
 
     async def interrupt(self) -> bool:
-        return bool(
-            (await self.sandbox._api.request("POST", f"{self._path}/interrupt")).json()["interrupted"]
-        )
+        """See CodeContext.interrupt: True if the kernel stopped the running cell."""
+        return await self.sandbox._api.call(routes.interrupt(self.sandbox.sandbox_id, self.id))
 
     async def restart(self) -> None:
-        await self.sandbox._api.request("POST", f"{self._path}/restart")
+        """See CodeContext.restart: the kernel starts again with empty state (files are kept)."""
+        await self.sandbox._api.call(routes.restart(self.sandbox.sandbox_id, self.id))
 
     async def variables(self) -> VariableList:
         """As CodeContext.variables."""
-        response = await self.sandbox._api.request("GET", f"{self._path}/variables")
-        return VariableList.from_json(response.json())
+        return await self.sandbox._api.call(routes.variables(self.sandbox.sandbox_id, self.id))
 
     async def preview(self, name: str, rows: int = 20) -> TablePreview:
         """As CodeContext.preview."""
-        path = f"{self._path}/variables/{name}"
-        response = await self.sandbox._api.request("GET", path, params={"rows": rows})
-        return TablePreview.from_json(response.json())
+        return await self.sandbox._api.call(routes.preview(self.sandbox.sandbox_id, self.id, name, rows))
 
     async def close(self) -> None:
-        await self.sandbox._api.request("DELETE", self._path)
+        """See CodeContext.close. Raises ContextNotFound if it is already gone."""
+        await self.sandbox._api.call(routes.close_context(self.sandbox.sandbox_id, self.id))
 
 
 class AsyncFiles:
+    """The asyncio twin of Files: the sandbox's workdir, paths relative to it."""
+
     def __init__(self, sandbox: AsyncSandbox) -> None:
         self._api = sandbox._api
-        self._path = f"/sandboxes/{sandbox.sandbox_id}/files"
+        self._sandbox_id = sandbox.sandbox_id
 
     async def write(self, path: str, data: bytes | str | IO[bytes] | AsyncIterable[bytes]) -> WriteInfo:
-        content, headers = _as_content(data)
-        response = await self._api.request(
-            "PUT", self._path, params={"path": path}, content=content, headers=headers
-        )
-        return WriteInfo.from_json(response.json())
+        """See Files.write: ``data`` may also be an async iterable of bytes. Raises InvalidPath,
+        FileTooLarge, QuotaExceeded."""
+        content, headers = upload_body(data, _file_chunks, aiter)
+        return await self._api.call(routes.write_file(self._sandbox_id, path, content, headers))
 
     async def read(self, path: str, format: str = "text") -> str | bytes:
-        content = (await self._api.request("GET", self._path, params={"path": path})).content
-        return content if format == "bytes" else content.decode()
+        """See Files.read: text (UTF-8) or, with format="bytes", bytes. Raises FileNotFound."""
+        return await self._api.call(routes.read_file(self._sandbox_id, path, format))
 
     def read_chunks(self, path: str) -> AsyncIterator[bytes]:
-        """The file's bytes as they arrive, for a file too large to hold whole. Raises FileNotFound
-        once iterated."""
-        return self._api.stream_bytes("GET", self._path, params={"path": path})
+        """See Files.read_chunks: the file's bytes as they arrive, iterated with ``async for``.
+        Raises FileNotFound once iterated."""
+        return self._api.stream_bytes(routes.read_chunks(self._sandbox_id, path))
 
     async def remove(self, path: str) -> None:
-        """Delete the file, or the folder with all it holds, at ``path``. Raises FileNotFound."""
-        await self._api.request("DELETE", self._path, params={"path": path})
+        """See Files.remove: the file, or the folder with all it holds, is deleted. Raises FileNotFound."""
+        await self._api.call(routes.remove_file(self._sandbox_id, path))
 
     async def list(self, path: str = ".", *, limit: int | None = None, cursor: str | None = None) -> Listing:
         """As Files.list: one page of the folder at ``path``, a list with ``truncated`` and
         ``next_cursor``."""
-        params = list_files_params(path, limit, cursor)
-        body = (await self._api.request("GET", f"{self._path}/list", params=params)).json()
-        return Listing.from_json(body)
+        return await self._api.call(routes.list_files(self._sandbox_id, path, limit, cursor))
 
 
-def _as_content(
-    data: bytes | str | IO[bytes] | AsyncIterable[bytes],
-) -> tuple[bytes | AsyncIterator[bytes], dict[str, str]]:
-    """As the blocking SDK's _upload_body: a regular file's length declared, read in FILE_CHUNK pieces."""
-    if isinstance(data, str):
-        return data.encode(), {}
-    if isinstance(data, bytes):
-        return data, {}
-    if hasattr(data, "read"):
-        length = remaining_length(data)  # type: ignore[arg-type]
-        headers = {} if length is None else {"Content-Length": str(length)}
-        return _read_chunks(data), headers  # type: ignore[arg-type]
-    return aiter(data), {}  # type: ignore[arg-type]
-
-
-async def _read_chunks(stream: IO[bytes]) -> AsyncIterator[bytes]:
+async def _file_chunks(stream: IO[bytes]) -> AsyncIterator[bytes]:
     while chunk := stream.read(FILE_CHUNK):
         yield chunk

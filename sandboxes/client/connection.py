@@ -52,16 +52,19 @@ class ConnectionConfig:
         return {
             "base_url": self.url,
             "headers": self.headers,
-            "timeout": self.timeout(),
+            "timeout": wait_for(self.request_timeout),
             "verify": shared_ssl_context(),
         }
 
-    def timeout(self, seconds: float | None = None) -> httpx.Timeout:
-        return httpx.Timeout(seconds or self.request_timeout, connect=CONNECT_TIMEOUT)
 
-    def execution_timeout(self, cell_timeout: float | None, request_timeout: float | None) -> httpx.Timeout:
-        read = request_timeout or (cell_timeout or 300.0) + EXECUTION_MARGIN
-        return httpx.Timeout(read, connect=CONNECT_TIMEOUT)
+def wait_for(seconds: float) -> httpx.Timeout:
+    """``seconds`` for all but connecting, which has CONNECT_TIMEOUT."""
+    return httpx.Timeout(seconds, connect=CONNECT_TIMEOUT)
+
+
+def execution_timeout(cell_timeout: float | None, request_timeout: float | None) -> httpx.Timeout:
+    """An execution's stream: ``request_timeout``, else the cell's timeout (or 300 s) and a margin."""
+    return wait_for(request_timeout or (cell_timeout or 300.0) + EXECUTION_MARGIN)
 
 
 def _env_seconds(name: str) -> float | None:

@@ -1,33 +1,9 @@
-"""Request bodies and response records shared by the sync and async SDKs."""
+"""The records sandboxd's answers are read into, shared by the sync and async SDKs."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
-
-UPLOAD_CHUNK = 256 << 10
-
-
-def create_body(template: str, ttl_seconds: int | None, metadata: dict[str, str] | None) -> dict[str, Any]:
-    return {"template": template, "ttl_seconds": ttl_seconds, "metadata": metadata or {}}
-
-
-def create_headers(idempotency_key: str | None) -> dict[str, str]:
-    return {"Idempotency-Key": idempotency_key} if idempotency_key else {}
-
-
-def execute_body(code: str, timeout: float | None) -> dict[str, Any]:
-    return {"code": code, "timeout": timeout}
-
-
-def restore_body(
-    ttl_seconds: int | None, metadata: dict[str, str] | None, replay: bool, paused: bool = False
-) -> dict[str, Any]:
-    return {"ttl_seconds": ttl_seconds, "metadata": metadata, "replay": replay, "paused": paused}
-
-
-def list_params(metadata: dict[str, str] | None) -> dict[str, str]:
-    return {f"metadata.{key}": value for key, value in (metadata or {}).items()}
 
 
 @dataclass(frozen=True)
@@ -181,15 +157,6 @@ class Listing(list[EntryInfo]):
         listing.truncated = bool(body.get("truncated", False))
         listing.next_cursor = body.get("next")
         return listing
-
-
-def list_files_params(path: str, limit: int | None, cursor: str | None) -> dict[str, str]:
-    params = {"path": path}
-    if limit is not None:
-        params["limit"] = str(limit)
-    if cursor is not None:
-        params["cursor"] = cursor
-    return params
 
 
 @dataclass(frozen=True)

@@ -3,35 +3,25 @@
 from __future__ import annotations
 
 import contextlib
-import os
-import stat
 from collections.abc import Iterable, Iterator
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import httpx
 
-from sandboxes.client.connection import (
-    SNAPSHOT_TIMEOUT,
-    ConnectionConfig,
-    raise_for_status,
-    translate_errors,
-)
+from sandboxes.client import routes
+from sandboxes.client.base import BaseSandbox
+from sandboxes.client.call import Call, Request
+from sandboxes.client.connection import ConnectionConfig, raise_for_status, translate_errors
 from sandboxes.client.payloads import (
     Listing,
     RestoreReport,
-    Resumed,
     SandboxInfo,
     SnapshotInfo,
     TablePreview,
     VariableList,
     WriteInfo,
-    create_body,
-    create_headers,
-    execute_body,
-    list_files_params,
-    list_params,
-    restore_body,
 )
+from sandboxes.client.upload import FILE_CHUNK, upload_body
 from sandboxes.execution import (
     ErrorHandler,
     Execution,
@@ -42,13 +32,11 @@ from sandboxes.execution import (
     parse_event,
 )
 
-# Pieces a file is read in for an upload: large enough that per-piece costs (a read, a socket
-# send, sandboxd's parsing) stay small beside the bytes, small enough to hold a few at once.
-FILE_CHUNK = 1 << 20
+T = TypeVar("T")
 
 
 class _Api:
-    """One sandboxd connection: JSON requests, streamed executions, translated errors."""
+    """One sandboxd connection: calls, streamed answers, translated errors."""
 
     def __init__(self, config: ConnectionConfig, http: httpx.Client | None = None) -> None:
         self.config = config
@@ -60,32 +48,49 @@ class _Api:
         raise_for_status(response)
         return response
 
-    @contextlib.contextmanager
-    def closed_on_error(self) -> Iterator[None]:
+    def send(self, request: Request) -> httpx.Response:
+        return self.request(request.method, request.path, **request.options())
+
+    def call(self, call: Call[T]) -> T:
+        return call.read(self.send(call.request))
+
+    def call_first(self, call: Call[T]) -> T:
+        """The first call of a new Sandbox's connection, which is closed if the request fails."""
         try:
-            yield
+            response = self.send(call.request)
         except BaseException:
             self.http.close()
             raise
+        return call.read(response)
+
+    def call_once(self, call: Call[T]) -> T:
+        """The one call of a connection made for it, closed after."""
+        try:
+            return self.call(call)
+        finally:
+            self.http.close()
 
     @contextlib.contextmanager
-    def _stream(self, method: str, path: str, **kwargs: Any) -> Iterator[httpx.Response]:
-        with translate_errors(), self.http.stream(method, path, **kwargs) as response:
+    def _stream(self, request: Request) -> Iterator[httpx.Response]:
+        with (
+            translate_errors(),
+            self.http.stream(request.method, request.path, **request.options()) as response,
+        ):
             if response.status_code >= 400:
                 response.read()
                 raise_for_status(response)
             yield response
 
-    def stream_lines(self, method: str, path: str, **kwargs: Any) -> Iterator[str]:
-        with self._stream(method, path, **kwargs) as response:
+    def stream_lines(self, request: Request) -> Iterator[str]:
+        with self._stream(request) as response:
             yield from (line for line in response.iter_lines() if line)
 
-    def stream_bytes(self, method: str, path: str, **kwargs: Any) -> Iterator[bytes]:
-        with self._stream(method, path, **kwargs) as response:
+    def stream_bytes(self, request: Request) -> Iterator[bytes]:
+        with self._stream(request) as response:
             yield from response.iter_bytes()
 
 
-class Sandbox:
+class Sandbox(BaseSandbox):
     """A sandbox on sandboxd: files, and code contexts whose state persists across cells.
 
     ``Sandbox.create()`` and ``Sandbox.connect(id)`` find the service through the
@@ -94,10 +99,8 @@ class Sandbox:
 
     def __init__(self, info: SandboxInfo, api: _Api, restore_report: RestoreReport | None = None) -> None:
         self._api = api
-        self._info = info
-        self.sandbox_id = info.sandbox_id
+        super().__init__(info, restore_report)
         self.files = Files(self)
-        self.restore_report = restore_report  # for a sandbox made by restore() or fork()
 
     @classmethod
     def create(
@@ -121,14 +124,7 @@ class Sandbox:
         and ``metadata`` of a repeat are ignored.
         """
         api = _Api(ConnectionConfig.resolve(url, token, request_timeout), http_client)
-        with api.closed_on_error():
-            response = api.request(
-                "POST",
-                "/sandboxes",
-                json=create_body(template, ttl_seconds, metadata),
-                headers=create_headers(idempotency_key),
-            )
-        return cls(SandboxInfo.from_json(response.json()), api)
+        return cls(api.call_first(routes.create(template, ttl_seconds, metadata, idempotency_key)), api)
 
     @classmethod
     def connect(
@@ -143,45 +139,25 @@ class Sandbox:
         """Attach to a sandbox, resuming it first if it was paused (its ``info.resumed`` then says
         what came back). Raises SandboxNotFound or SandboxExpired."""
         api = _Api(ConnectionConfig.resolve(url, token, request_timeout), http_client)
-        with api.closed_on_error():
-            response = api.request(
-                "POST", f"/sandboxes/{sandbox_id}/connect", timeout=api.config.timeout(SNAPSHOT_TIMEOUT)
-            )
-        return cls(SandboxInfo.from_json(response.json()), api)
+        return cls(api.call_first(routes.connect(sandbox_id)), api)
 
     @classmethod
     def pause_by_id(cls, sandbox_id: str, *, url: str | None = None, token: str | None = None) -> SandboxInfo:
         """Pause a sandbox without connecting to it first (as ``pause``); its info."""
-        api = _Api(ConnectionConfig.resolve(url, token))
-        try:
-            path = f"/sandboxes/{sandbox_id}/pause"
-            return SandboxInfo.from_json(
-                api.request("POST", path, timeout=api.config.timeout(SNAPSHOT_TIMEOUT)).json()
-            )
-        finally:
-            api.http.close()
+        return _Api(ConnectionConfig.resolve(url, token)).call_once(routes.pause(sandbox_id))
 
     @classmethod
     def kill_by_id(cls, sandbox_id: str, *, url: str | None = None, token: str | None = None) -> None:
         """Kill a sandbox without connecting to it first, so a paused one is not resumed to be
         killed. Raises SandboxNotFound if it is already gone."""
-        api = _Api(ConnectionConfig.resolve(url, token))
-        try:
-            api.request("DELETE", f"/sandboxes/{sandbox_id}")
-        finally:
-            api.http.close()
+        _Api(ConnectionConfig.resolve(url, token)).call_once(routes.kill(sandbox_id))
 
     @classmethod
     def list(
         cls, metadata: dict[str, str] | None = None, *, url: str | None = None, token: str | None = None
     ) -> list[SandboxInfo]:
         """The sandboxes, running and paused, whose metadata contains ``metadata``."""
-        api = _Api(ConnectionConfig.resolve(url, token))
-        try:
-            body = api.request("GET", "/sandboxes", params=list_params(metadata)).json()
-        finally:
-            api.http.close()
-        return [SandboxInfo.from_json(item) for item in body["sandboxes"]]
+        return _Api(ConnectionConfig.resolve(url, token)).call_once(routes.list_sandboxes(metadata))
 
     @classmethod
     def restore(
@@ -202,85 +178,44 @@ class Sandbox:
         is first used (cheap to make, resumed on use). ``metadata`` defaults to the snapshot's.
         Raises SnapshotNotFound, SnapshotCorrupt or SnapshotFailed."""
         api = _Api(ConnectionConfig.resolve(url, token), http_client)
-        with api.closed_on_error():
-            response = api.request(
-                "POST",
-                f"/snapshots/{snapshot_id}/restore",
-                json=restore_body(ttl_seconds, metadata, replay, paused),
-                timeout=api.config.timeout(SNAPSHOT_TIMEOUT),
-            )
-        return cls._restored(response.json(), api)
-
-    @classmethod
-    def _restored(cls, body: dict[str, Any], api: _Api) -> Sandbox:
-        return cls(SandboxInfo.from_json(body), api, RestoreReport.from_json(body.get("restore")))
+        info, report = api.call_first(routes.restore(snapshot_id, ttl_seconds, metadata, replay, paused))
+        return cls(info, api, report)
 
     @classmethod
     def get_snapshot(
         cls, snapshot_id: str, *, url: str | None = None, token: str | None = None
     ) -> SnapshotInfo:
-        api = _Api(ConnectionConfig.resolve(url, token))
-        try:
-            return SnapshotInfo.from_json(api.request("GET", f"/snapshots/{snapshot_id}").json())
-        finally:
-            api.http.close()
+        """The snapshot's record: what it holds and what it could not keep. Raises SnapshotNotFound."""
+        return _Api(ConnectionConfig.resolve(url, token)).call_once(routes.get_snapshot(snapshot_id))
 
     @classmethod
     def delete_snapshot(cls, snapshot_id: str, *, url: str | None = None, token: str | None = None) -> None:
         """Raises SnapshotNotFound if there is no such snapshot."""
-        api = _Api(ConnectionConfig.resolve(url, token))
-        try:
-            api.request("DELETE", f"/snapshots/{snapshot_id}")
-        finally:
-            api.http.close()
-
-    @property
-    def metadata(self) -> dict[str, str]:
-        return self._info.metadata
-
-    @property
-    def template(self) -> str:
-        return self._info.template
+        _Api(ConnectionConfig.resolve(url, token)).call_once(routes.delete_snapshot(snapshot_id))
 
     @property
     def default_context(self) -> CodeContext:
+        """The context the sandbox started with, which run_code uses unless given another."""
         return CodeContext(self, self._info.default_context_id)
 
     def get_info(self) -> SandboxInfo:
         """How the sandbox is now (``state`` "running" or "paused"); looking does not resume it."""
-        self._info = SandboxInfo.from_json(self._api.request("GET", f"/sandboxes/{self.sandbox_id}").json())
-        return self._info
-
-    @property
-    def resumed(self) -> Resumed | None:
-        """What the last resume brought back, as last heard (``connect``, ``resume``, ``get_info``)."""
-        return self._info.resumed
+        return self._heard(self._api.call(routes.get_info(self.sandbox_id)))
 
     def resume(self) -> SandboxInfo:
         """Bring the sandbox back if it is paused (nothing to do if it runs); its info. Any other
         call resumes it too: this one says so before the next cell runs."""
-        response = self._api.request(
-            "POST",
-            f"/sandboxes/{self.sandbox_id}/connect",
-            timeout=self._api.config.timeout(SNAPSHOT_TIMEOUT),
-        )
-        self._info = SandboxInfo.from_json(response.json())
-        return self._info
+        return self._heard(self._api.call(routes.connect(self.sandbox_id)))
 
     def pause(self) -> SandboxInfo:
         """Stop its kernels, keeping their variables and the files on sandboxd's disk; any later
         call (or ``Sandbox.connect``) resumes it. What cannot be pickled is lost, and named in the
         resumed info. Raises ContextBusy while a cell runs."""
-        response = self._api.request(
-            "POST", f"/sandboxes/{self.sandbox_id}/pause", timeout=self._api.config.timeout(SNAPSHOT_TIMEOUT)
-        )
-        self._info = SandboxInfo.from_json(response.json())
-        return self._info
+        return self._heard(self._api.call(routes.pause(self.sandbox_id)))
 
     def create_code_context(self) -> CodeContext:
         """A new kernel in this sandbox, sharing its files but not its variables."""
-        body = self._api.request("POST", f"/sandboxes/{self.sandbox_id}/contexts").json()
-        return CodeContext(self, body["id"])
+        return CodeContext(self, self._api.call(routes.create_context(self.sandbox_id)))
 
     def run_code(self, code: str, *, context: CodeContext | None = None, **options: Any) -> Execution:
         """Run ``code`` in ``context`` (default: the sandbox's first context); see CodeContext.run_code."""
@@ -290,30 +225,20 @@ class Sandbox:
         """Keep this sandbox's files and every context's variables (those that can be pickled;
         ``unsaved`` names the rest) in a snapshot that outlives the sandbox and sandboxd.
         Waits for no cell: raises ContextBusy while one runs, SnapshotTooLarge over the limit."""
-        response = self._api.request(
-            "POST",
-            f"/sandboxes/{self.sandbox_id}/snapshots",
-            timeout=self._api.config.timeout(SNAPSHOT_TIMEOUT),
-        )
-        return SnapshotInfo.from_json(response.json())
+        return self._api.call(routes.snapshot(self.sandbox_id))
 
     def fork(self, *, ttl_seconds: int | None = None, metadata: dict[str, str] | None = None) -> Sandbox:
         """A new, independent sandbox in this one's state (files and variables)."""
-        response = self._api.request(
-            "POST",
-            f"/sandboxes/{self.sandbox_id}/fork",
-            json=restore_body(ttl_seconds, metadata, False),
-            timeout=self._api.config.timeout(SNAPSHOT_TIMEOUT),
-        )
-        return self._restored(response.json(), _Api(self._api.config))
+        info, report = self._api.call(routes.fork(self.sandbox_id, ttl_seconds, metadata))
+        return type(self)(info, _Api(self._api.config), report)
 
     def set_ttl(self, seconds: int) -> None:
         """Expire ``seconds`` after the last use from now on, instead of the TTL given at creation."""
-        self._api.request("POST", f"/sandboxes/{self.sandbox_id}/ttl", json={"ttl_seconds": seconds})
+        self._api.call(routes.set_ttl(self.sandbox_id, seconds))
 
     def kill(self) -> None:
         """Stop every kernel and delete the workdir. Raises SandboxNotFound if already gone."""
-        self._api.request("DELETE", f"/sandboxes/{self.sandbox_id}")
+        self._api.call(routes.kill(self.sandbox_id))
 
     def close(self) -> None:
         """Close the HTTP connection; the sandbox lives on until killed or expired."""
@@ -335,7 +260,6 @@ class CodeContext:
     def __init__(self, sandbox: Sandbox, context_id: str) -> None:
         self.sandbox = sandbox
         self.id = context_id
-        self._path = f"/sandboxes/{sandbox.sandbox_id}/contexts/{context_id}"
 
     def run_code(
         self,
@@ -358,15 +282,10 @@ class CodeContext:
         the cell (its state up to there is kept) and the context takes the next run_code, and the
         handler's exception reaches the caller as it was raised, not wrapped.
         """
-        api = self.sandbox._api
         handlers = Handlers(on_stdout, on_stderr, on_result, on_error)
         execution = Execution()
-        lines = api.stream_lines(
-            "POST",
-            f"{self._path}/execute",
-            json=execute_body(code, timeout),
-            timeout=api.config.execution_timeout(timeout, request_timeout),
-        )
+        request = routes.execute(self.sandbox.sandbox_id, self.id, code, timeout, request_timeout)
+        lines = self.sandbox._api.stream_lines(request)
         # Closed here, not when the generator is collected: a traceback holding this frame would
         # keep the stream, and so the cell, alive.
         with contextlib.closing(lines):
@@ -376,11 +295,11 @@ class CodeContext:
 
     def interrupt(self) -> bool:
         """Interrupt the running cell; True if the kernel stopped it."""
-        return bool(self.sandbox._api.request("POST", f"{self._path}/interrupt").json()["interrupted"])
+        return self.sandbox._api.call(routes.interrupt(self.sandbox.sandbox_id, self.id))
 
     def restart(self) -> None:
         """Restart the kernel with empty state (files are kept)."""
-        self.sandbox._api.request("POST", f"{self._path}/restart")
+        self.sandbox._api.call(routes.restart(self.sandbox.sandbox_id, self.id))
 
     def variables(self) -> VariableList:
         """The user's variables (not modules, functions, classes, IPython's names or names that
@@ -388,17 +307,18 @@ class CodeContext:
         by sandboxd between cells without touching the transcript, the execution count or any
         variable. Raises ContextBusy while a cell runs, InspectionFailed when the kernel's
         report is late (past 10 s) or malformed."""
-        return VariableList.from_json(self.sandbox._api.request("GET", f"{self._path}/variables").json())
+        return self.sandbox._api.call(routes.variables(self.sandbox.sandbox_id, self.id))
 
     def preview(self, name: str, rows: int = 20) -> TablePreview:
         """The first ``rows`` (at most 100) rows and 50 columns of the DataFrame or Series ``name``.
         Raises VariableNotFound when there is no table of that name, InvalidRequest for a name
         that is not an identifier, and as variables() does."""
-        path = f"{self._path}/variables/{name}"
-        return TablePreview.from_json(self.sandbox._api.request("GET", path, params={"rows": rows}).json())
+        return self.sandbox._api.call(routes.preview(self.sandbox.sandbox_id, self.id, name, rows))
 
     def close(self) -> None:
-        self.sandbox._api.request("DELETE", self._path)
+        """Stop this context's kernel; the sandbox and its other contexts go on. Raises
+        ContextNotFound if it is already gone."""
+        self.sandbox._api.call(routes.close_context(self.sandbox.sandbox_id, self.id))
 
 
 class Files:
@@ -406,63 +326,34 @@ class Files:
 
     def __init__(self, sandbox: Sandbox) -> None:
         self._api = sandbox._api
-        self._path = f"/sandboxes/{sandbox.sandbox_id}/files"
+        self._sandbox_id = sandbox.sandbox_id
 
     def write(self, path: str, data: bytes | str | IO[bytes] | Iterable[bytes]) -> WriteInfo:
         """Store ``data`` at ``path``, streamed (a file object is read in chunks). Raises
         InvalidPath, FileTooLarge, QuotaExceeded."""
-        content, headers = _upload_body(data)
-        response = self._api.request(
-            "PUT", self._path, params={"path": path}, content=content, headers=headers
-        )
-        return WriteInfo.from_json(response.json())
+        content, headers = upload_body(data, _file_chunks, iter)
+        return self._api.call(routes.write_file(self._sandbox_id, path, content, headers))
 
     def read(self, path: str, format: str = "text") -> str | bytes:
         """The file's contents as text (UTF-8) or, with format="bytes", bytes. Raises FileNotFound."""
-        content = self._api.request("GET", self._path, params={"path": path}).content
-        return content if format == "bytes" else content.decode()
+        return self._api.call(routes.read_file(self._sandbox_id, path, format))
 
     def read_chunks(self, path: str) -> Iterator[bytes]:
         """The file's bytes as they arrive, for a file too large to hold whole. Raises FileNotFound
         once iterated."""
-        return self._api.stream_bytes("GET", self._path, params={"path": path})
+        return self._api.stream_bytes(routes.read_chunks(self._sandbox_id, path))
 
     def remove(self, path: str) -> None:
         """Delete the file, or the folder with all it holds, at ``path``. Raises FileNotFound."""
-        self._api.request("DELETE", self._path, params={"path": path})
+        self._api.call(routes.remove_file(self._sandbox_id, path))
 
     def list(self, path: str = ".", *, limit: int | None = None, cursor: str | None = None) -> Listing:
         """One page of the folder at ``path``: at most ``limit`` entries (sandboxd's page size,
         1,000 unless configured, when None), from ``cursor`` (an earlier page's ``next_cursor``)
         on. The Listing is a list of EntryInfo whose ``truncated`` says more follow. A name that
         is not UTF-8 comes escaped (``\\xff``). Raises FileNotFound, InvalidPath, InvalidRequest."""
-        params = list_files_params(path, limit, cursor)
-        return Listing.from_json(self._api.request("GET", f"{self._path}/list", params=params).json())
+        return self._api.call(routes.list_files(self._sandbox_id, path, limit, cursor))
 
 
-def _upload_body(
-    data: bytes | str | IO[bytes] | Iterable[bytes],
-) -> tuple[bytes | Iterator[bytes], dict[str, str]]:
-    """The request body for ``data`` and its headers. A file is read in FILE_CHUNK pieces; a
-    regular file's length is declared, so that sandboxd refuses one over its limit before any
-    of it is sent, and the body goes without chunked framing (measured: a quarter to a third of
-    the client's CPU time for 256 KiB chunks, chunked)."""
-    if isinstance(data, str):
-        return data.encode(), {}
-    if isinstance(data, bytes):
-        return data, {}
-    if hasattr(data, "read"):
-        length = remaining_length(data)  # type: ignore[arg-type]
-        headers = {} if length is None else {"Content-Length": str(length)}
-        return iter(lambda: data.read(FILE_CHUNK), b""), headers  # type: ignore[union-attr]
-    return iter(data), {}
-
-
-def remaining_length(stream: IO[bytes]) -> int | None:
-    """Bytes left to read in ``stream`` when it is a regular file on disk, else None."""
-    try:
-        info = os.fstat(stream.fileno())
-        position = stream.tell()
-    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both of the last two
-        return None
-    return max(info.st_size - position, 0) if stat.S_ISREG(info.st_mode) else None
+def _file_chunks(stream: IO[bytes]) -> Iterator[bytes]:
+    return iter(lambda: stream.read(FILE_CHUNK), b"")
