@@ -23,8 +23,8 @@ from sandboxes.errors import AuthenticationError, FileTooLarge, InvalidRequest, 
 from sandboxes.kernels.messages import Event, error_event
 from sandboxes.server import files
 from sandboxes.server.contexts import CodeContext
+from sandboxes.server.paused_records import PausedRecords
 from sandboxes.server.pausing.pauser import Pauser
-from sandboxes.server.pausing.records import PausedRecords
 from sandboxes.server.registry import Registry
 from sandboxes.server.sandbox import ServerSandbox
 from sandboxes.server.snapshots.service import Snapshots

@@ -9,18 +9,32 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from sandboxes.errors import ContextBusy, SandboxError
 from sandboxes.kernels.kernel import Kernel, KernelDied, KernelSpec, error_for
 from sandboxes.kernels.messages import Event, error_event
 from sandboxes.server.system_limits import check_room_for_a_kernel
 
-if TYPE_CHECKING:
-    from sandboxes.server.snapshots.deferred import Deferred
-
 BUSY_GRACE_SECONDS = 1.0
 SILENT_OUTPUT_LIMIT = 1 << 20  # what we keep of our own cell's stdout: its last MiB
+
+
+class DeferredVariables(Protocol):
+    """What a context needs of the large variables a restore has not loaded yet
+    (snapshots/deferred.py, which loads them through the context)."""
+
+    def needed_by(self, code: str) -> bool:
+        """Whether ``code`` may use a variable not loaded yet."""
+
+    async def load_all(self) -> None:
+        """Load every one now. Raises SnapshotFailed for those that cannot be."""
+
+    def take_lost(self) -> list[str]:
+        """Why some could not be loaded since this was last asked."""
+
+    def discard(self) -> None:
+        """The context is closing or restarting: load nothing more."""
 
 
 class CodeContext:
@@ -32,7 +46,7 @@ class CodeContext:
         self._lock = asyncio.Lock()
         self._winding_down = False  # an abandoned cell is being interrupted
         self._ours = False  # sandboxd's own short cell runs (inspector, deferred load): cells wait
-        self.deferred: Deferred | None = None  # large variables a restore has not loaded yet
+        self.deferred: DeferredVariables | None = None  # large variables a restore has not loaded yet
         self.history = History()
 
     async def start(self) -> None:

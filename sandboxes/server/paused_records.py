@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sandboxes.server.snapshots.store import SNAPSHOT_ID
+from sandboxes.server.snapshot_ids import SNAPSHOT_ID
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from sandboxes.kernels.kernel import KernelSpec
 from sandboxes.server import workdirs
 from sandboxes.server.config import ServerConfig
 from sandboxes.server.contexts import CodeContext
-from sandboxes.server.pausing.records import PausedSandbox
+from sandboxes.server.paused_records import PausedSandbox
 from sandboxes.server.pool import WarmPool
 from sandboxes.server.sandbox import ServerSandbox
 from sandboxes.server.uids import UidRange

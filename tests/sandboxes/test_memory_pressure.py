@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from sandboxes import CapacityExceeded
+from sandboxes.server.paused_records import PausedRecords
 from sandboxes.server.pausing.pauser import PRESSURE_MIN_IDLE, Pauser
-from sandboxes.server.pausing.records import PausedRecords
 
 GIB = 1 << 30
 

@@ -37,8 +37,8 @@ from sandboxes.errors import (
     TemplateNotFound,
 )
 from sandboxes.kernels.kernel import KernelDied, in_own_namespace
+from sandboxes.server.paused_records import PausedRecords, PausedSandbox
 from sandboxes.server.pausing import background_work
-from sandboxes.server.pausing.records import PausedRecords, PausedSandbox
 from sandboxes.server.pool_sizing import memory_available
 from sandboxes.server.registry import Registry
 from sandboxes.server.sandbox import ServerSandbox

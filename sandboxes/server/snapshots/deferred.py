@@ -18,14 +18,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from sandboxes.errors import SandboxError, SnapshotFailed
+from sandboxes.server.contexts import CodeContext
 from sandboxes.server.snapshots import state_cells
 from sandboxes.server.snapshots.archive import ArchiveReader
-
-if TYPE_CHECKING:
-    from sandboxes.server.contexts import CodeContext
 
 log = logging.getLogger(__name__)
 # Code that reaches variables without naming them: every deferred part is loaded before it runs.

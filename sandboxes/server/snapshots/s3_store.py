@@ -20,7 +20,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sandboxes.errors import ServiceUnavailable, SnapshotNotFound
-from sandboxes.server.snapshots.store import check_id
+from sandboxes.server.snapshot_ids import check_id
 
 MISSING = {"404", "NoSuchKey", "NotFound"}
 CLIENT_CONFIG = Config(retries={"max_attempts": 5, "mode": "standard"}, connect_timeout=5, read_timeout=60)

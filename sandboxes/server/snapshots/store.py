@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from sandboxes.errors import SnapshotNotFound
+from sandboxes.server.snapshot_ids import check_id
 
 if TYPE_CHECKING:
     from sandboxes.server.config import ServerConfig
-
-SNAPSHOT_ID = re.compile(r"^[0-9a-f]{32}$")
 
 
 class SnapshotStore(Protocol):
@@ -51,12 +49,6 @@ def store_for(config: ServerConfig) -> SnapshotStore:
             region=config.s3_region,
         )
     raise StoreMisconfigured(f"SANDBOXD_SNAPSHOT_STORE is local or s3, not {config.snapshot_store!r}")
-
-
-def check_id(snapshot_id: str) -> str:
-    if not SNAPSHOT_ID.match(snapshot_id):
-        raise SnapshotNotFound(f"no snapshot {snapshot_id!r}")
-    return snapshot_id
 
 
 class LocalSnapshotStore:
