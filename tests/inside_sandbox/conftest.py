@@ -1,6 +1,6 @@
-"""The describer run as production runs it: its source sent to a fresh code context of a real
-sandbox (real sandboxd, real kernel of the code-interpreter template), the report parsed from
-the one line it prints."""
+"""The describer run as production runs it: its cell (describer_source, as the worker sends it) run
+in a fresh code context of a real sandbox (real sandboxd, real kernel of the code-interpreter
+template), the report parsed from the one line it prints."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from analyst.files.reading import describer_source
 from sandboxes import CodeContext, Sandbox
 from tests.conftest import TEST_SETTINGS
 from tests.sandboxd_process import SandboxdProcess, own_sandboxd_process
 
-ROOT = Path(__file__).resolve().parents[2]
-SOURCE = (ROOT / "analyst" / "files" / "inside_sandbox" / "describe.py").read_text()
+SOURCE = describer_source()
 FILES = Path(__file__).resolve().parent / "files"
 
 # Room for a 200 MB CSV and the frame loaded from it; a report of up to 200 KB on stdout.
@@ -106,7 +106,7 @@ def describe(box: Sandbox, describer_context: CodeContext) -> Callable[..., Desc
 
 
 def run_describer(context: CodeContext, request: dict) -> Described:
-    """The worker's cell: the describer's source, then main(json.loads(<request>))."""
+    """The worker's cell: the describer's, then main(json.loads(<request>))."""
     execution = context.run_code(f"{SOURCE}\nmain(json.loads({json.dumps(request)!r}))", timeout=120)
     assert execution.error is None, execution.error.traceback
     lines = execution.stdout.splitlines()

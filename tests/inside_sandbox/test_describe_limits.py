@@ -1,11 +1,13 @@
 """The describer's bounds: a big CSV described from a sample with its rows counted (or, out of
 time, estimated, saying so); a report that stays small whatever the file; corrections that
-override detection (and a wrong one explained); and a kernel left with no names but its own."""
+override detection (and a wrong one explained); and a kernel left with no names of it but main
+(and json), its modules in a package of their own."""
 
 from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 
 import pytest
@@ -189,7 +191,7 @@ def test_a_wrong_correction_is_the_tables_error_not_a_crash(describe, options, e
 # --- the kernel it runs in --------------------------------------------------------------------------
 
 
-def test_it_binds_only_its_own_names_and_prints_one_line(box):
+def test_it_binds_only_main_and_json_and_prints_one_line(box):
     box.files.write("data/names.csv", b"a,b\n1,2\n")
     context = box.create_code_context()
     try:
@@ -201,11 +203,14 @@ def test_it_binds_only_its_own_names_and_prints_one_line(box):
         after = set(
             context.run_code("print(sorted(globals()))").stdout.strip()[1:-1].replace("'", "").split(", ")
         )
+        modules = described.value("sorted(m for m in __import__('sys').modules if m.startswith('_analyst'))")
     finally:
         context.close()
-    added = {name for name in after - before if not name.startswith("_")}
+    history = re.compile(r"_+|_i+|_i?\d+")  # IPython's own: the inputs and outputs of the cells run
+    added = {name for name in after - before if not history.fullmatch(name)}
     assert added == {"json", "main"}, added
     assert {"pd", "np", "plt"} <= before
+    assert "_analyst_describe.describe" in modules, modules
 
 
 def test_it_never_raises_even_for_a_request_it_cannot_use(box):

@@ -1,2 +1,3 @@
 """Code that runs inside sandboxes. Our processes never import it: they send its source text to a
-kernel (see describe.py), so it may use only what the sandbox's template provides."""
+kernel (describe.py and the modules it imports, behind loader.py: see analyst.files.reading), so
+it may use only what the sandbox's template provides."""
