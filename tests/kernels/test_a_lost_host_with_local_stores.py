@@ -11,8 +11,8 @@ import pytest
 from analyst.models import AnalysisSession, KernelSnapshot
 from tests import made_files
 from tests.api.conftest import upload
-from tests.kernels.conftest import host_of, in_last_turn, lost_host_stack, run_cell
 from tests.integration.test_uploads_of_every_shape import added
+from tests.kernels.conftest import host_of, in_last_turn, lost_host_stack, run_cell
 from tests.printed import printed_in_last_turn
 from tests.sandboxd_process import SandboxdProcess
 
