@@ -2,7 +2,7 @@
 sent to be placed in the session's sandbox; corrections to how it is read; deleting one.
 
 Nothing here opens a file's content: untrusted files are parsed only inside the sandbox
-(analyst.uploads.placements and analyst/inside_sandbox)."""
+(analyst.uploads.placements and analyst/files/inside_sandbox/)."""
 
 from __future__ import annotations
 
