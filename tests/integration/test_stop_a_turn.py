@@ -2,7 +2,9 @@
 
 import time
 
+from analyst import dispatch
 from analyst.models import Turn
+from tests.celery_sends import record_sends
 from tests.fakes.model_server import anthropic_text, anthropic_tool_call
 from tests.integration.conftest import wait_for
 from tests.printed import printed_in_last_turn
@@ -44,9 +46,7 @@ def test_cancel_mid_cell(stack, api, session):
 
 
 def test_cancel_before_the_worker_starts_it(stack, api, session, monkeypatch):
-    from analyst import tasks
-
-    monkeypatch.setattr(tasks.run_turn, "delay", lambda *args: None)  # stays queued
+    record_sends(monkeypatch, dispatch.RUN_TURN)  # never sent: it stays queued
     api.post(f"/api/sessions/{session.id}/messages", {"content": "Hello"}, "application/json")
     assert api.post(f"/api/sessions/{session.id}/cancel").json()["turn"] is not None
     assert Turn.objects.get(session=session).status == Turn.Status.CANCELLED
