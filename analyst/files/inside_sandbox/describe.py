@@ -7,7 +7,7 @@ The worker sends this module and those it imports, made a package of their own
 ``main(json.loads('{"path": "data/x.csv", "options": {...}, "limits": {...}}'))``; ``main``
 prints exactly one line, the JSON report of issue 11's contract, and never raises: every failure
 becomes the report's (or one table's) ``error``, written for people. These modules may import
-only the stdlib, the sandbox template's packages and one another (relatively): tests/inside_sandbox
+only the stdlib, the sandbox template's packages and one another (relatively): tests/files/inside_sandbox
 holds them to it.
 """
 

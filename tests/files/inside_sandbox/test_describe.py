@@ -7,7 +7,7 @@ import gzip
 
 import pytest
 
-from tests.inside_sandbox.conftest import fetched
+from tests.files.inside_sandbox.conftest import fetched
 
 FRENCH = (
     "produit;prix;quantité;région\n"

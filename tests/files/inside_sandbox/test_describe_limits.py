@@ -12,7 +12,7 @@ import zipfile
 
 import pytest
 
-from tests.inside_sandbox.conftest import SOURCE, run_describer
+from tests.files.inside_sandbox.conftest import SOURCE, run_describer
 
 BIG_CSV = """
 import os

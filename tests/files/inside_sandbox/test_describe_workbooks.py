@@ -3,7 +3,7 @@ workbook of many large sheets, and says plainly when one is password-protected o
 
 from __future__ import annotations
 
-from tests.inside_sandbox.conftest import fetched
+from tests.files.inside_sandbox.conftest import fetched
 
 ECONOMY = """
 import openpyxl

@@ -128,5 +128,5 @@ def make_in_sandbox(box: Sandbox) -> Callable[[str], str]:
 
 
 def fetched(name: str) -> bytes:
-    """A file from tests/inside_sandbox/files (see SOURCES.md there)."""
+    """A file from tests/files/inside_sandbox/files (see SOURCES.md there)."""
     return (FILES / name).read_bytes()

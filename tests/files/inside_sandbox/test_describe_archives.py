@@ -9,7 +9,7 @@ import zipfile
 
 import pytest
 
-from tests.inside_sandbox.conftest import fetched
+from tests.files.inside_sandbox.conftest import fetched
 
 SALES = b"region,units,price\nnorth,3,2.5\nsouth,5,1.25\neast,7,4.0\n"
 

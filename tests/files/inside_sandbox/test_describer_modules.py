@@ -10,7 +10,7 @@ from pathlib import Path
 from analyst.files.reading import INSIDE_SANDBOX, describer_modules
 
 REQUIREMENTS = (
-    Path(__file__).resolve().parents[2] / "sandboxes" / "templates" / "code-interpreter" / "requirements.txt"
+    Path(__file__).resolve().parents[3] / "sandboxes" / "templates" / "code-interpreter" / "requirements.txt"
 )
 
 
