@@ -4,6 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 export VENV
 TEST_DATABASE_URL ?= postgres://analyst:analyst@127.0.0.1:5432/analyst
+# pytest-xdist workers for make test and test-postgres: a test spends most of its time waiting on
+# the processes it drives (sandboxd, kernels, a worker, a browser), so two share two cores well.
+TEST_WORKERS ?= 2
 
 .PHONY: setup install vendor template migrate run test test-slow test-postgres chaos bench lint clean
 
@@ -41,16 +44,20 @@ run: setup
 # which `make test-slow` runs; .ci/run runs both.
 test: setup
 	scripts/ensure-redis
-	$(BIN)/pytest -m "not slow"
+	$(BIN)/pytest -n $(TEST_WORKERS) -m "not slow"
 
 test-slow: setup
 	scripts/ensure-redis
 	$(BIN)/pytest -m slow -p no:cacheprovider
 
-# The database tests again, on Postgres (started, or installed, by scripts/ensure-postgres).
+# The database tests again, on Postgres (started, or installed, by scripts/ensure-postgres): those
+# whose outcome the database can change (the API, pages, MCP, the event log, turns claimed and run
+# by a real worker). The browser, fault and multi-host suites drive the same queries through
+# Redis, Celery and sandboxd, which Postgres does not change; they run on SQLite in make test.
 test-postgres: setup
 	scripts/ensure-postgres
-	DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/pytest -m database -p no:cacheprovider
+	DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/pytest -n $(TEST_WORKERS) -m database -p no:cacheprovider \
+		--ignore=tests/e2e --ignore=tests/faults --ignore=tests/kernels
 
 # The fault suite at length: the worker SIGKILLed at random points of a turn 20 times over (make
 # test runs the same with 3); CHAOS_SEED=<n> replays a failed run.

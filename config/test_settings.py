@@ -3,8 +3,20 @@
 import os
 
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/9")
-# One queue and one database file per test run, so two runs at once never share a worker.
 os.environ.setdefault("CELERY_QUEUE", f"test-{os.getpid()}")
+# Under pytest-xdist each worker (gw0, gw1, ...) is a test run of its own, though it inherits the
+# environment of the process that started it: its own Redis database (the Channels layer,
+# heartbeats, login counters and metrics are never another worker's), its own Celery queue, and
+# its own range of sandbox uids for every sandboxd its tests start (below 65534, nobody). Set
+# here, these reach the servers and workers the tests start too; a second read changes nothing.
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if WORKER:
+    index = int(WORKER.removeprefix("gw"))
+    os.environ["REDIS_URL"] = f"redis://127.0.0.1:6379/{9 + index}"
+    if not os.environ["CELERY_QUEUE"].endswith(f"-{WORKER}"):
+        os.environ["CELERY_QUEUE"] += f"-{WORKER}"
+    os.environ["SANDBOXD_UID_BASE"] = str(61000 + 2000 * index)
+    os.environ["SANDBOXD_UID_COUNT"] = "2000"
 # Sessions go to the sandboxd a test starts, never to the hosts a .env lists (tests/kernels/ sets
 # its own); set here, before .env is read, it reaches the workers and servers tests start too.
 os.environ["SANDBOXD_HOSTS"] = ""
@@ -12,7 +24,7 @@ os.environ["SANDBOXD_HOSTS"] = ""
 from config.settings import *  # noqa: E402, F403
 from config.settings import BASE_DIR, DATABASES  # noqa: E402
 
-MEDIA_ROOT = BASE_DIR / "var" / "test-media"
+MEDIA_ROOT = BASE_DIR / "var" / "-".join(filter(None, ("test-media", WORKER)))
 ANALYST_MODELS = ["anthropic/claude-test", "openai/gpt-test"]
 ANALYST_DEFAULT_MODEL = "anthropic/claude-test"
 

@@ -74,7 +74,7 @@ ROUTES_WITH_IDS = [
     ("get", f"/api/sessions/{NOT_A_UUID}/files/download?path=data/a.csv"),
     ("get", f"/api/sessions/{NOT_A_UUID}/events"),
     ("post", f"/api/sessions/{NOT_A_UUID}/files/1/retry"),
-    ("post", f"/api/sessions/{uuid.uuid4()}/files/not-a-number/retry"),
+    ("post", "/api/sessions/00000000-0000-4000-8000-000000000000/files/not-a-number/retry"),
     ("get", f"/api/artifacts/{NOT_A_UUID}"),
     ("get", f"/api/shared/some-token/artifacts/{NOT_A_UUID}"),
 ]
