@@ -44,6 +44,7 @@ if str(ROOT) not in sys.path:
 import httpx  # noqa: E402
 import redis  # noqa: E402
 
+from analyst.files.describer_cell import describer_source  # noqa: E402  (the worker's own cell)
 from benchmarks import harness  # noqa: E402
 from benchmarks.harness import load_average, step  # noqa: E402
 from benchmarks.sandbox import TEMPLATE_PYTHON, cpu_ticks, parents  # noqa: E402
@@ -632,20 +633,13 @@ def env_limits(folder: Path) -> dict[str, Any]:
     return dict(json.loads(manage(env, "shell", "-c", code).splitlines()[-1]))
 
 
-def describer_cell() -> str:
-    """The describer's cell as the worker sends it (analyst.files.reading.describer_source)."""
-    code = "import json; from analyst.files.reading import describer_source as s; print(json.dumps(s()))"
-    env = {"DJANGO_SETTINGS_MODULE": "config.settings", "SECRET_KEY": "benchmark"}
-    return str(json.loads(manage(env, "shell", "-c", code).splitlines()[-1]))
-
-
 def description_parts(running: Stack, folder: Path, limits: dict[str, Any]) -> DescriptionParts:
     with sqlite3.connect(folder / "db.sqlite3") as db:
         (sandbox_id,) = db.execute("SELECT sandbox_id FROM analyst_analysissession").fetchone()
     server = running.sandboxd
     request = json.dumps({"path": f"data/{NAME}", "options": {}, "limits": limits})
     code = (
-        f"{describer_cell()}\nimport json as _json, time as _time\n_started = _time.perf_counter()\n"
+        f"{describer_source()}\nimport json as _json, time as _time\n_started = _time.perf_counter()\n"
         f"main(_json.loads({request!r}))\nprint('@@seconds', _time.perf_counter() - _started)\n"
     )
     contexts, wholes, describers = [], [], []

@@ -3,7 +3,7 @@ and the pandas call that loads each one. The entry point: ``main``, which finds 
 (formats) and hands it to the reader of its format.
 
 The worker sends this module and those it imports, made a package of their own
-(analyst.files.reading.describer_source), to a fresh code context and runs
+(analyst.files.describer_cell.describer_source), to a fresh code context and runs
 ``main(json.loads('{"path": "data/x.csv", "options": {...}, "limits": {...}}'))``; ``main``
 prints exactly one line, the JSON report of issue 11's contract, and never raises: every failure
 becomes the report's (or one table's) ``error``, written for people. These modules may import

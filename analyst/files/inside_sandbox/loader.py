@@ -1,10 +1,10 @@
 """The cell's first part: the function that makes the describer's modules a package in the kernel.
 
-analyst.files.reading.describer_source sends this file, a call of ``_load_package`` with the
+analyst.files.describer_cell.describer_source sends this file, a call of ``_load_package`` with the
 sources of describe.py and the modules it imports, and ``del _load_package``: the cell binds only
 the ``main`` it takes from the package (and ``json``). In the package the modules import one
 another relatively (``from .report import Refused``), as in this folder, and find one another in
-``sys.modules`` under a name no user's code has (reading.PACKAGE).
+``sys.modules`` under a name no user's code has (describer_cell.PACKAGE).
 """
 
 

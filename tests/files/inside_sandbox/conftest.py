@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from analyst.files.reading import describer_source
+from analyst.files.describer_cell import describer_source
 from sandboxes import CodeContext, Sandbox
 from tests.conftest import TEST_SETTINGS
 from tests.sandboxd_process import SandboxdProcess, own_sandboxd_process

@@ -7,7 +7,7 @@ import ast
 import sys
 from pathlib import Path
 
-from analyst.files.reading import INSIDE_SANDBOX, describer_modules
+from analyst.files.describer_cell import INSIDE_SANDBOX, describer_modules
 
 REQUIREMENTS = (
     Path(__file__).resolve().parents[3] / "sandboxes" / "templates" / "code-interpreter" / "requirements.txt"
