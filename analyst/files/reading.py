@@ -25,7 +25,8 @@ def describe_in(sandbox: Sandbox, data_file: DataFile) -> dict[str, Any]:
         "options": data_file.read_options,
         "limits": settings.ANALYST_READING_LIMITS,
     }
-    code = f"{describer_source()}\nimport json\nmain(json.loads({json.dumps(json.dumps(request))}))\n"
+    # The cell binds json itself: this runs it exactly as the describer's tests do.
+    code = f"{describer_source()}\nmain(json.loads({json.dumps(json.dumps(request))}))\n"
     context = sandbox.create_code_context()
     try:
         execution = context.run_code(code, timeout=DESCRIBE_TIMEOUT)
