@@ -87,7 +87,7 @@ def check_sandboxd() -> Check:
     if settings.SANDBOXD_HOSTS:
         return check_sandboxd_hosts()
     try:
-        sandboxd_stats()
+        sandboxd_stats(timeout=TIMEOUT)
     except SandboxdDown as exc:
         return Check(ok=False, error=str(exc))
     return Check(ok=True)
