@@ -229,9 +229,12 @@ def end_unrun(
     turn: Turn, status: str, event: str, reason: str = "", *, claimed_from: str = Turn.Status.QUEUED
 ) -> bool:
     """End a turn no worker runs (never started, or its worker died) from ``claimed_from``, and
-    send the session's next; False when it was not in that status any more."""
+    send the session's next; False when it was not in that status any more. A turn whose worker
+    died may have left its cell running: the kernel is interrupted before the next turn comes."""
     if not finish(turn, status, error=reason, claimed_from=claimed_from):
         return False
+    if claimed_from == Turn.Status.RUNNING and turn.session.sandbox_id:
+        interrupt_kernel(turn.session)
     announce_end(turn, event, {"reason": reason} if reason else {})
     dispatch_next(turn.session_id)
     return True

@@ -28,9 +28,13 @@ def test_a_killed_pool_process_ends_its_turn_and_the_session_goes_on(start_worke
     assert "worker running this turn stopped" in log[-1]["payload"]["reason"]
     assert worker.process.poll() is None, "the worker itself lived on"
 
-    fault_model.script(anthropic_text("Back again."))
+    # The cell the dead process left running is interrupted: the next one runs at once.
+    fault_model.script(anthropic_tool_call("run_python", {"code": "21 * 2"}), anthropic_text("Back again."))
     follow_up = ask(client, session, "Still there?")
-    assert wait_for_event(session, follow_up, timeout=60)[-1]["type"] == "turn_done"
+    log = wait_for_event(session, follow_up, timeout=60)
+    assert log[-1]["type"] == "turn_done", [e["type"] for e in log]
+    assert not [e for e in log if e["type"] == "error"], "the kernel was free for the next cell"
+    assert any("42" in str(e["payload"]) for e in log if e["type"] == "result")
     assert_log_invariants(session)
 
 
