@@ -41,10 +41,11 @@ run: setup
 	scripts/run
 
 # Everything but the tests marked slow (each a long version of what a quicker test covers),
-# which `make test-slow` runs; .ci/run runs both.
+# which `make test-slow` runs; .ci/run runs both. Those marked serial run alone, after the rest.
 test: setup
 	scripts/ensure-redis
-	$(BIN)/pytest -n $(TEST_WORKERS) -m "not slow"
+	$(BIN)/pytest -n $(TEST_WORKERS) -m "not slow and not serial"
+	$(BIN)/pytest -m "serial and not slow" -p no:cacheprovider
 
 test-slow: setup
 	scripts/ensure-redis
