@@ -2,6 +2,10 @@
 
 Only the opening is retried (a refused or failed request, before the answer's first byte):
 a stream that breaks later is never replayed, since its start has already reached the user.
+Whether an error response is retried is decided as the official Anthropic and OpenAI SDKs decide
+it (``_should_retry`` in their ``_base_client.py``): the server's ``x-should-retry`` header first,
+then a request timeout (408), lock timeout (409) or failed dependency (424), then what the error
+itself says.
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ from analyst.turns.agent.providers.base import Retrying, RetryListener
 from analyst.turns.agent.providers.errors import ProviderError, ProviderUnavailable, from_transport
 
 ErrorMapper = Callable[[httpx.Response], ProviderError]
+
+# Statuses the SDKs retry whatever the body says; 429 and 5xx are already retryable errors here.
+RETRIED_STATUSES = frozenset({408, 409, 424})
 
 
 @dataclass(frozen=True)
@@ -115,9 +122,13 @@ def _send(
             with contextlib.closing(response):
                 response.read()
             error, retry_after = error_for(response), response.headers.get("retry-after")
+            retry = should_retry(response, error)
         except httpx.TransportError as exc:
             error, cause = from_transport(exc, request.url), exc
-        if not error.retryable:
+            retry = error.retryable
+        if not retry:
+            if error.retryable:  # only the server's x-should-retry: false stops a retryable error
+                raise type(error)(f"{error.message} (the provider asked not to retry)") from cause
             raise error from cause
         asked = parse_retry_after(retry_after)
         if asked is not None and asked > policy.max_retry_after:
@@ -131,6 +142,22 @@ def _send(
             on_retry(Retrying(attempt, policy.attempts - 1, delay, error.message))
         policy.sleep(delay)
         attempt += 1
+
+
+def should_retry(response: httpx.Response, error: ProviderError) -> bool:
+    """Whether an error response is worth another try, checked in the SDKs' order.
+
+    ``x-should-retry: true`` or ``false`` (Anthropic's and OpenAI's servers send it) wins over
+    everything; then 408, 409 and 424 are retried; then ``error`` decides (429, 5xx, overloaded).
+    """
+    asked = response.headers.get("x-should-retry")
+    if asked == "true":
+        return True
+    if asked == "false":
+        return False
+    if response.status_code in RETRIED_STATUSES:
+        return True
+    return error.retryable
 
 
 def _duration(seconds: float) -> str:
