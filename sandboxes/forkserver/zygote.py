@@ -26,6 +26,7 @@ import gc
 import glob
 import importlib
 import json
+import multiprocessing
 import os
 import random
 import resource
@@ -321,8 +322,13 @@ def _run_kernel(request: dict) -> int:
 
 
 def _fresh_random_state() -> None:
-    """Every fork would otherwise draw the zygote's random numbers."""
+    """Every fork would otherwise draw the zygote's random numbers, and hold its multiprocessing
+    authkey (which authenticates connections between a kernel's own processes: one kernel that
+    learns another's could speak to its managers and pools). The str hash secret cannot change
+    after the interpreter starts: every fork keeps the zygote's (docs/security.md says why that
+    is tolerable)."""
     random.seed()
+    multiprocessing.current_process().authkey = os.urandom(32)
     numpy_random = sys.modules.get("numpy.random")
     if numpy_random is not None:
         numpy_random.seed()

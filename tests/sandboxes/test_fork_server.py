@@ -129,6 +129,18 @@ def test_forks_do_not_share_random_state(make_sandbox) -> None:
     assert first[0] != second[0] and first[1] != second[1]
 
 
+def test_forks_do_not_share_the_multiprocessing_authkey(make_sandbox) -> None:
+    """The authkey authenticates multiprocessing's connections (managers, pools' listeners): one
+    kernel that knew another's could speak to them. Both kernels must come from one zygote, or
+    the test would pass without a fresh key."""
+    code = "import multiprocessing\nobserved = multiprocessing.current_process().authkey.hex()"
+    first, second = make_sandbox(), make_sandbox()
+    assert zygote_of(the_kernel(first)) == zygote_of(the_kernel(second))
+    keys = [probe(first, code), probe(second, code)]
+    assert all(isinstance(key, str) and len(key) == 64 for key in keys), keys
+    assert keys[0] != keys[1]
+
+
 def test_a_killed_zygote_takes_its_kernels_and_the_next_one_starts_anew(
     sandboxd: SandboxdProcess, make_sandbox
 ) -> None:
