@@ -268,6 +268,13 @@ ANALYST_MAX_UPLOAD = envbytes("ANALYST_MAX_UPLOAD", 1 << 30)
 # HTTP, at the address the client used).
 ANALYST_MCP_MAX_UPLOAD = envbytes("ANALYST_MCP_MAX_UPLOAD", 32 << 20)
 ANALYST_MCP_READ_LIMIT = envbytes("ANALYST_MCP_READ_LIMIT", 4 << 20)
+# MCP sessions over HTTP (Mcp-Session-Id) each web process holds open: at most
+# ANALYST_MCP_SESSIONS_PER_USER per user (past it, 429) and ANALYST_MCP_SESSIONS in all (503); one
+# with no request for ANALYST_MCP_SESSION_IDLE seconds is closed (its id then answers 404; 0 for
+# each: no bound).
+ANALYST_MCP_SESSIONS_PER_USER = envint("ANALYST_MCP_SESSIONS_PER_USER", 10)
+ANALYST_MCP_SESSIONS = envint("ANALYST_MCP_SESSIONS", 1000)
+ANALYST_MCP_SESSION_IDLE = envfloat("ANALYST_MCP_SESSION_IDLE", 900.0)
 ANALYST_PUBLIC_URL = envstr("ANALYST_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
 # How the sandbox reads an upload to describe it: a zip is unpacked up to max_unpacked_bytes in
 # all, each member at most max_ratio times its packed size; a workbook's first max_sheets sheets
@@ -334,6 +341,9 @@ ANALYST_LIMIT_CONCURRENT_TURNS = envint("ANALYST_LIMIT_CONCURRENT_TURNS", 3)
 ANALYST_LIMIT_CELLS_PER_MINUTE = envint("ANALYST_LIMIT_CELLS_PER_MINUTE", 60)
 ANALYST_LIMIT_STORED_BYTES = envbytes("ANALYST_LIMIT_STORED_BYTES", 5 << 30)
 ANALYST_LIMIT_LIVE_SANDBOXES = envint("ANALYST_LIMIT_LIVE_SANDBOXES", 3)
+# Requests of one user's saved while the task queue was unreachable, waiting for it (they do not
+# count as running turns until sent); past it, a new one is refused.
+ANALYST_LIMIT_WAITING_TURNS = envint("ANALYST_LIMIT_WAITING_TURNS", 3)
 
 # Operations: /healthz and /metrics.
 # Workers refresh a heartbeat in Redis this often (seconds); /healthz fails after three missed.
