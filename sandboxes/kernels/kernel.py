@@ -197,6 +197,7 @@ class Kernel:
         self.running = msg_id
         deadline = None if timeout is None else time.monotonic() + timeout
         reply: dict[str, object] | None = None  # the shell's execute_reply, once seen
+        idle_seen = False  # the reply often comes first: only a missing idle status means loss
         quiet_since = time.monotonic()
         while True:
             if deadline is not None and time.monotonic() > deadline:
@@ -213,13 +214,14 @@ class Kernel:
                 continue  # a background thread's output, or a stale cell's: dropped
             quiet_since = time.monotonic()
             if is_idle(msg):
+                idle_seen = True
                 break
             event = to_event(msg)
             if event is not None:
                 yield event
         self.running = None
-        if reply is None:
-            reply = await self._reply_to(msg_id, timeout=1.0)
+        if idle_seen:
+            reply = reply or await self._reply_to(msg_id, timeout=1.0)
         else:  # we left without the idle status: it, and perhaps more, never came
             yield {"type": "stderr", "text": self._lost_output_marker()}
             await self._reconnect_iopub()
