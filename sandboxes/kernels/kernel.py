@@ -21,6 +21,7 @@ from jupyter_client.asynchronous import AsyncKernelClient
 from sandboxes.drivers.base import SANDBOX_HOME, SANDBOX_RUNTIME, Driver, IsolatedProcess, LaunchSpec
 from sandboxes.drivers.limits import Limits
 from sandboxes.kernels.messages import Event, error_event, execution_count, is_idle, parent_id, to_event
+from sandboxes.kernels.thread_counts import thread_count_environment
 from sandboxes.templates import MOUNT_POINT, Template
 
 POLL_SECONDS = 0.05
@@ -332,8 +333,9 @@ class Kernel:
             "PYTHONDONTWRITEBYTECODE": "1",
             "SANDBOX_TEMPLATE": str(MOUNT_POINT),
             "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+            **thread_count_environment(self.spec.limits),
         }
-        env.update(self.spec.env)
+        env.update(self.spec.env)  # the host's OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, if set
         return env
 
     def _connection_info(self, key: str, ip: str) -> dict[str, object]:
