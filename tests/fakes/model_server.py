@@ -18,6 +18,7 @@ As a pytest fixture::
 
 Replies: ``anthropic_text``, ``anthropic_tool_call``, ``anthropic_events`` (any event list),
 ``anthropic_error``; ``openai_text``, ``openai_tool_call``, ``openai_chunks``, ``openai_error``;
+``azure_text``, ``azure_error`` (any OpenAI reply answers Azure's endpoint too);
 ``error`` (any status and body), ``raw`` (any bytes) and ``recorded`` (a recorded stream's file,
 byte for byte). ``reply.cut(after_chunks=n)`` drops the connection mid-answer;
 ``reply.paced(seconds)`` streams slowly (for stop-button tests). JSON goes out as raw UTF-8, never
@@ -36,9 +37,18 @@ The server is as strict as the real APIs, answering with their status codes and 
   ``Authorization: Bearer ...``; 400 without ``model`` or ``messages``, on an assistant message with
   neither content nor tool_calls, on a ``tool`` message answering no tool_call of the assistant
   message before it, and on tool_calls not each answered by the tool messages right after.
+  OpenAI's reasoning models (o1, o3, o4-mini, gpt-5 ...) refuse ``max_tokens`` with its 400
+  ``unsupported_parameter``.
 - Ollama, POST exactly ``{ollama_base_url}/chat/completions``: OpenAI's rules without a key.
   Ollama reads ``max_tokens`` and ignores ``max_completion_tokens``; it refuses neither, so a test
   asserts the field in ``requests[n].json``.
+- Azure OpenAI, POST exactly ``{azure_endpoint}/openai/deployments/<deployment>/chat/completions
+  ?api-version=<yyyy-mm-dd[-preview]>``: 401 without an ``api-key`` header (a Bearer key is not
+  one); 404 "Resource not found" without a well-formed ``api-version`` or at any other path under
+  ``/openai/``; 404 ``DeploymentNotFound`` for a deployment not in ``azure_deployments``; then
+  OpenAI's rules, but for ``model``, which the path names. Bodies as Azure answers them:
+  ``{"error": {"code": "401", "message": ...}}``, quoted from the SDK users' reports cited at
+  ``AZURE_*`` below.
 - Any other path gets the 404 that API answers for it (Anthropic's ``not_found_error``, OpenAI's
   "Invalid URL (POST /path)", Ollama's plain "404 page not found").
 
@@ -63,6 +73,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 ANTHROPIC_PATH = "/v1/messages"
 OPENAI_PATH = "/v1/chat/completions"
@@ -75,7 +86,26 @@ OPENAI_NO_KEY = (
     " https://platform.openai.com/account/api-keys."
 )
 
-Api = Literal["anthropic", "openai", "ollama"]
+# Azure OpenAI's answers, as users of the official SDKs quoted them (status, body):
+# 401 without a key: SciSharp/BotSharp#386, microsoft/semantic-kernel#10337 (code "401").
+AZURE_NO_KEY = (
+    "Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a"
+    " valid key for an active subscription and use a correct regional API endpoint for your resource."
+)
+# 404 without api-version, or at a wrong path: MicrosoftDocs/azure-docs#114602, BerriAI/litellm#8572.
+AZURE_NOT_FOUND = "Resource not found"
+# 404 for an unknown deployment: chatboxai/chatbox#861, Azure-Samples/azure-search-openai-demo-csharp#379.
+AZURE_NO_DEPLOYMENT = (
+    "The API deployment for this resource does not exist. If you created the deployment within the"
+    " last 5 minutes, please wait a moment and try again."
+)
+AZURE_PATH = re.compile(r"/openai/deployments/(?P<deployment>[^/]+)/chat/completions")
+AZURE_API_VERSION = re.compile(r"\d{4}-\d{2}-\d{2}(-preview)?")
+AZURE_API_VERSION_USED = "2024-10-21"  # Azure OpenAI's GA version that takes stream_options
+# OpenAI's reasoning models, which take only max_completion_tokens.
+REASONING_MODEL = re.compile(r"(o\d|gpt-5)([-.].*)?")
+
+Api = Literal["anthropic", "openai", "ollama", "azure"]
 Protocol = Literal["messages", "chat"]  # what a reply speaks: Anthropic's Messages, or chat completions
 ENDPOINTS: dict[str, Api] = {ANTHROPIC_PATH: "anthropic", OPENAI_PATH: "openai", OLLAMA_PATH: "ollama"}
 
@@ -114,14 +144,23 @@ class RecordedRequest:
     @property
     def api(self) -> Api | None:
         """The API whose endpoint the request asked for, or None for any other path."""
-        return ENDPOINTS.get(self.path.partition("?")[0])
+        path = self.path.partition("?")[0]
+        return "azure" if AZURE_PATH.fullmatch(path) else ENDPOINTS.get(path)
+
+    @property
+    def query(self) -> dict[str, str]:
+        """The query string's parameters (the last value of each)."""
+        return dict(parse_qsl(urlsplit(self.path).query, keep_blank_values=True))
 
 
 class ScriptedModelServer:
     """A threaded HTTP server on 127.0.0.1 (a free port) that answers from a queue of replies."""
 
-    def __init__(self, *, expect_all_used: bool = True) -> None:
+    def __init__(
+        self, *, expect_all_used: bool = True, azure_deployments: tuple[str, ...] = ("gpt-test-deployment",)
+    ) -> None:
         self.expect_all_used = expect_all_used
+        self.azure_deployments = azure_deployments
         self.requests: list[RecordedRequest] = []
         self._replies: deque[Reply] = deque()
         self._lock = threading.Lock()
@@ -150,6 +189,11 @@ class ScriptedModelServer:
         """``<url>/ollama/v1``: an Ollama server's OpenAI-compatible base URL; it needs no key."""
         return f"{self.url}/ollama/v1"
 
+    @property
+    def azure_endpoint(self) -> str:
+        """``<url>``: an Azure OpenAI resource's endpoint (the client adds /openai/deployments/...)."""
+        return self.url
+
     def env(self, **overrides: str) -> dict[str, str]:
         """Environment for ``provider_for``: every provider pointed here, with test keys."""
         return {
@@ -158,6 +202,9 @@ class ScriptedModelServer:
             "OPENAI_API_KEY": "test-openai-key",
             "OPENAI_BASE_URL": self.openai_base_url,
             "OLLAMA_BASE_URL": self.ollama_base_url,
+            "AZURE_OPENAI_API_KEY": "test-azure-key",
+            "AZURE_OPENAI_ENDPOINT": self.azure_endpoint,
+            "OPENAI_API_VERSION": AZURE_API_VERSION_USED,
             **overrides,
         }
 
@@ -194,7 +241,7 @@ class ScriptedModelServer:
     def _answer(self, request: RecordedRequest) -> Reply:
         with self._lock:
             self.requests.append(request)
-            refusal = refusal_for(request)
+            refusal = refusal_for(request, azure_deployments=self.azure_deployments)
             if refusal is not None:
                 return refusal
             if not self._replies:
@@ -253,7 +300,7 @@ def _server_error(status: int, message: str) -> Reply:
 # What the real APIs refuse ---------------------------------------------------------------------
 
 
-def refusal_for(request: RecordedRequest) -> Reply | None:
+def refusal_for(request: RecordedRequest, *, azure_deployments: tuple[str, ...] = ()) -> Reply | None:
     """The error the real API would answer ``request`` with, or None when it would take it."""
     if request.api is None:
         return _not_found(request)
@@ -263,15 +310,50 @@ def refusal_for(request: RecordedRequest) -> Reply | None:
         body = None
     if request.api == "anthropic":
         return _anthropic_refusal(request.headers, body)
+    if request.api == "azure":
+        return _azure_refusal(request, azure_deployments) or _chat_refusal(body, model_required=False)
     scheme, _, key = request.headers.get("authorization", "").partition(" ")
     if request.api == "openai" and not (scheme == "Bearer" and key.strip()):
         return openai_error(401, OPENAI_NO_KEY)
+    if request.api == "openai" and isinstance(body, dict):
+        refusal = _openai_parameter_refusal(body)
+        if refusal is not None:
+            return refusal
     return _chat_refusal(body)
+
+
+def _azure_refusal(request: RecordedRequest, deployments: tuple[str, ...]) -> Reply | None:
+    """Azure's checks before the body: the key, the API version, the deployment."""
+    if not request.headers.get("api-key"):
+        return azure_error(401, "401", AZURE_NO_KEY)
+    if not AZURE_API_VERSION.fullmatch(request.query.get("api-version", "")):
+        return azure_error(404, "404", AZURE_NOT_FOUND)
+    match = AZURE_PATH.fullmatch(request.path.partition("?")[0])
+    if match is None or unquote(match["deployment"]) not in deployments:
+        return azure_error(404, "DeploymentNotFound", AZURE_NO_DEPLOYMENT)
+    return None
+
+
+def _openai_parameter_refusal(body: dict[str, Any]) -> Reply | None:
+    """OpenAI's own API: its reasoning models refuse the older length limit."""
+    if "max_tokens" in body and REASONING_MODEL.fullmatch(str(body.get("model", ""))):
+        return openai_error(
+            400,
+            "Unsupported parameter: 'max_tokens' is not supported with this model."
+            " Use 'max_completion_tokens' instead.",
+            param="max_tokens",
+            code="unsupported_parameter",
+        )
+    return None
 
 
 def _not_found(request: RecordedRequest) -> Reply:
     if request.path.startswith("/ollama/"):
         return error(404, "404 page not found")  # Ollama's Go router, in plain text
+    if request.path.startswith("/openai/") or "api-key" in request.headers:
+        if not request.headers.get("api-key"):
+            return azure_error(401, "401", AZURE_NO_KEY)
+        return azure_error(404, "404", AZURE_NOT_FOUND)
     if "x-api-key" in request.headers or "anthropic-version" in request.headers:
         return anthropic_error(404, "not_found_error", "Not Found")
     return openai_error(404, f"Invalid URL ({request.method} {request.path})")
@@ -384,11 +466,11 @@ def _anthropic_tool_problem(messages: list[tuple[str, list[dict[str, Any]]]]) ->
     return None
 
 
-def _chat_refusal(body: Any) -> Reply | None:
-    """OpenAI's checks of a chat completions body (Ollama's compatible endpoint shares them)."""
+def _chat_refusal(body: Any, *, model_required: bool = True) -> Reply | None:
+    """OpenAI's checks of a chat completions body (Ollama's and Azure's endpoints share them)."""
     if not isinstance(body, dict):
         return openai_error(400, "We could not parse the JSON body of your request.")
-    if not body.get("model"):
+    if model_required and not body.get("model"):
         return openai_error(400, "you must provide a model parameter")
     if "messages" not in body:
         return openai_error(
@@ -673,6 +755,32 @@ def openai_error(
     """OpenAI's error body, e.g. ``openai_error(404, "no such model", code="model_not_found")``."""
     detail = {"message": message, "type": type, "param": param, "code": code}
     return error(status, {"error": detail}, headers)
+
+
+def azure_error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Reply:
+    """Azure OpenAI's error body: ``{"error": {"code": "401", "message": "..."}}``."""
+    return error(status, {"error": {"code": code, "message": message}}, headers)
+
+
+def azure_text(text: str | list[str], *, model: str = "gpt-4o-2024-08-06") -> Reply:
+    """An answer of text only as Azure streams it: a first chunk without choices carrying the
+    prompt's content-filter results, then OpenAI's chunks with each choice's filter results."""
+    safe = {"filtered": False, "severity": "safe"}
+    filters = {name: safe for name in ("hate", "self_harm", "sexual", "violence")}
+    prompt = {
+        "choices": [],
+        "created": 0,
+        "id": "",
+        "model": "",
+        "object": "",
+        "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": filters}],
+    }
+    chunks = [openai_chunk({"role": "assistant", "content": ""}, model=model)]
+    chunks += [openai_chunk({"content": word}, model=model) for word in _words(text)]
+    for chunk in chunks:
+        chunk["choices"][0]["content_filter_results"] = filters
+    chunks += [openai_chunk({}, "stop", model), _openai_usage(model, 12, 7)]
+    return openai_chunks([prompt, *chunks])
 
 
 def _openai_envelope(model: str) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from analyst.turns.agent.providers import (
     ToolSpec,
     UnknownModel,
 )
+from tests.fakes.loopback import loopback_client
 from tests.fakes.model_server import (
     ScriptedModelServer,
     error,
@@ -45,8 +46,10 @@ def server() -> Iterator[ScriptedModelServer]:
 
 @pytest.fixture
 def provider(server: ScriptedModelServer) -> Iterator[OpenAIProvider]:
-    with OpenAIProvider("sk-test", base_url=server.openai_base_url, sleep=lambda _: None) as provider:
-        yield provider
+    # OpenAI's own API (the default base URL), its requests delivered to the local server.
+    with loopback_client(server.url) as http:
+        with OpenAIProvider("sk-test", http=http, sleep=lambda _: None) as provider:
+            yield provider
 
 
 def run(provider: OpenAIProvider, messages: list[ChatMessage] = HELLO, **kwargs) -> list[StreamEvent]:

@@ -7,6 +7,7 @@ with provider:
 """
 
 from analyst.turns.agent.providers.anthropic import AnthropicProvider
+from analyst.turns.agent.providers.azure import AzureOpenAIProvider
 from analyst.turns.agent.providers.base import (
     ChatMessage,
     Finished,
@@ -27,6 +28,7 @@ from analyst.turns.agent.providers.errors import (
     BadRequest,
     MalformedStream,
     MissingApiKey,
+    MissingSetting,
     ProviderError,
     ProviderUnavailable,
     RateLimited,
@@ -38,12 +40,14 @@ from analyst.turns.agent.providers.router import provider_for
 __all__ = [
     "AnthropicProvider",
     "AuthenticationFailed",
+    "AzureOpenAIProvider",
     "BadRequest",
     "ChatMessage",
     "Finished",
     "ImagePart",
     "MalformedStream",
     "MissingApiKey",
+    "MissingSetting",
     "OpenAIProvider",
     "Part",
     "Provider",

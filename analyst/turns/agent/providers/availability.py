@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from analyst.turns.agent.providers.router import DEFAULT_OLLAMA_URL, KEY_VARIABLES
+from analyst.turns.agent.providers.router import DEFAULT_OLLAMA_URL, KEY_VARIABLES, missing_key
 
 PROBE_TIMEOUT = httpx.Timeout(0.75, connect=0.5)
 REMEMBER_SECONDS = 10.0
@@ -37,10 +37,12 @@ def check(
     """Whether ``model`` (a router string) can answer, and if not, why in a sentence."""
     provider = model.strip().partition("/")[0]
     if provider in KEY_VARIABLES:
-        variable = KEY_VARIABLES[provider]
-        if env.get(variable):
+        variable = missing_key(model, env)
+        if variable is None:
             return Availability(model)
-        return Availability(model, f"No API key for {provider}: set {variable} in .env and restart.")
+        if variable == KEY_VARIABLES[provider]:
+            return Availability(model, f"No API key for {provider}: set {variable} in .env and restart.")
+        return Availability(model, f"{provider} needs {variable}: set it in .env and restart.")
     if provider == "ollama":
         base_url = (env.get("OLLAMA_BASE_URL") or DEFAULT_OLLAMA_URL).rstrip("/")
         if answers(base_url, http=http):

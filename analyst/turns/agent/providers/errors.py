@@ -2,6 +2,7 @@
 
     ProviderError                 provider_error
     ├── MissingApiKey             missing_api_key        no key in the environment
+    ├── MissingSetting            missing_setting        no endpoint or API version (Azure)
     ├── AuthenticationFailed      authentication_failed  401 / 403
     ├── UnknownModel              unknown_model          not_found_error naming a model, model_not_found
     ├── EndpointNotFound          endpoint_not_found     any other 404: the base URL is wrong
@@ -37,6 +38,16 @@ class MissingApiKey(ProviderError):
 
     def __init__(self, provider: str, env_var: str) -> None:
         super().__init__(f"no API key configured for {provider}: set {env_var}")
+        self.env_var = env_var
+
+
+class MissingSetting(ProviderError):
+    """A setting the provider needs besides its key (an endpoint, an API version) is not configured."""
+
+    code = "missing_setting"
+
+    def __init__(self, provider: str, env_var: str, what: str) -> None:
+        super().__init__(f"{provider} needs {what}: set {env_var}")
         self.env_var = env_var
 
 

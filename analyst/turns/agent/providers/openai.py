@@ -37,6 +37,7 @@ from analyst.turns.agent.providers.retry import open_stream
 from analyst.turns.agent.providers.sse import ServerSentEvent, iter_events
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+OPENAI_HOST = "api.openai.com"
 IMAGE_OMITTED = "[image omitted: this model does not accept images]"
 STOP_REASONS = {
     "stop": "end_turn",
@@ -45,8 +46,10 @@ STOP_REASONS = {
     "length": "max_tokens",
 }
 # Error codes that say more than the HTTP status: quota is a 429 that no retry will fix.
+# Azure OpenAI's 404 for a deployment it does not have names it by code, not in the message.
 ERROR_CODES: dict[str, type[ProviderError]] = {
     "model_not_found": UnknownModel,
+    "DeploymentNotFound": UnknownModel,
     "insufficient_quota": BadRequest,
 }
 
@@ -55,8 +58,10 @@ class OpenAIProvider(HttpProvider):
     """Models behind POST {base_url}/chat/completions with ``stream: true``.
 
     ``api_key`` may be None for servers that need none (Ollama). ``max_tokens_field`` names the
-    length limit: OpenAI's own models want "max_completion_tokens", older servers "max_tokens".
-    ``base_url_setting`` is the variable an error about a wrong base URL tells the user to check.
+    length limit; by default it follows ``base_url``: OpenAI's own API wants "max_completion_tokens"
+    (its reasoning models refuse "max_tokens"), while compatible servers (Ollama, vLLM, LM Studio)
+    read only "max_tokens" and silently ignore the other. ``base_url_setting`` is the variable an
+    error about a wrong base URL tells the user to check.
     """
 
     def __init__(
@@ -69,7 +74,7 @@ class OpenAIProvider(HttpProvider):
         first_byte_timeout: float = FIRST_BYTE_TIMEOUT,
         idle_timeout: float = IDLE_TIMEOUT,
         supports_images: bool = True,
-        max_tokens_field: str = "max_completion_tokens",
+        max_tokens_field: str | None = None,
         base_url_setting: str = "OPENAI_BASE_URL",
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -78,7 +83,7 @@ class OpenAIProvider(HttpProvider):
         self._base_url_setting = base_url_setting
         self._headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
         self._url = base_url.rstrip("/") + "/chat/completions"
-        self._max_tokens_field = max_tokens_field
+        self._max_tokens_field = max_tokens_field or max_tokens_field_for(base_url)
         super().__init__(
             http=http,
             first_byte_timeout=first_byte_timeout,
@@ -113,7 +118,7 @@ class OpenAIProvider(HttpProvider):
                 for t in tools
             ]
         request = self._http.build_request(
-            "POST", self._url, json=body, headers=self._headers, timeout=self._timeout
+            "POST", self._endpoint(model), json=body, headers=self._headers, timeout=self._timeout
         )
         opened = open_stream(
             self._http,
@@ -126,8 +131,24 @@ class OpenAIProvider(HttpProvider):
         with opened as response:
             yield from parse_stream(iter_events(response))
 
+    def _endpoint(self, model: str) -> httpx.URL:
+        """Where a request for ``model`` goes (Azure names its deployment in the path)."""
+        return httpx.URL(self._url)
+
     def _error_from_response(self, response: httpx.Response) -> ProviderError:
         return error_from_response(response, base_url_setting=self._base_url_setting)
+
+
+def max_tokens_field_for(base_url: str) -> str:
+    """The body field that limits the answer's length at ``base_url``.
+
+    OpenAI's API (api.openai.com and its regional hosts such as us.api.openai.com) takes
+    "max_completion_tokens"; any other server is an OpenAI-compatible one, which takes "max_tokens".
+    """
+    host = (httpx.URL(base_url).host or "").lower()
+    if host == OPENAI_HOST or host.endswith("." + OPENAI_HOST):
+        return "max_completion_tokens"
+    return "max_tokens"
 
 
 def wire_messages(system: str, messages: list[ChatMessage], *, images: bool) -> list[dict[str, Any]]:
@@ -206,8 +227,9 @@ def error_from_response(
 ) -> ProviderError:
     """The error an error response stands for: ``{"error": {"message", "type", "code"}}``.
 
-    A 404 names an unknown model when its code is model_not_found or its message speaks of a
-    model (Ollama: "model \"x\" not found, try pulling it first"); any other 404 (OpenAI's
+    A 404 names an unknown model when its code is model_not_found (Azure's: DeploymentNotFound)
+    or its message speaks of a model (Ollama: "model \"x\" not found, try pulling it first");
+    any other 404 (OpenAI's
     "Invalid URL (POST /v1/v1/chat/completions)") means ``base_url_setting`` is wrong.
     """
     try:
@@ -225,7 +247,7 @@ def error_from_response(
 
 def _names_a_model(detail: object) -> bool:
     if isinstance(detail, dict):
-        if detail.get("code") == "model_not_found":
+        if ERROR_CODES.get(str(detail.get("code"))) is UnknownModel:
             return True
         detail = detail.get("message", "")
     return isinstance(detail, str) and "model" in detail.lower()
