@@ -44,28 +44,51 @@ EXTENSIONS = {
     "application/vnd.dataresource+json": ".json",  # a DataFrame's first rows, for the page's grid
     "application/json": ".json",
 }
-BINARY = ("image/png", "image/jpeg")
+# How each binary type's file begins: a part that decodes to something else is not one.
+SIGNATURES = {"image/png": b"\x89PNG\r\n\x1a\n", "image/jpeg": b"\xff\xd8\xff"}
+BINARY = tuple(SIGNATURES)
 
 
 def store_bundle(session: AnalysisSession, bundle: dict[str, Any]) -> dict[str, Any]:
-    """The event payload for a MIME bundle: {"data": inline parts, "artifacts": {mime: ref}}."""
+    """The event payload for a MIME bundle: {"data": inline parts, "artifacts": {mime: ref}}.
+    A binary part that is not the image it claims to be is left out, and a text/plain notice
+    says so: the kernel's code wrote it, and the rest of the result (and turn) stands."""
     inline: dict[str, Any] = {}
     refs: dict[str, dict[str, Any]] = {}
+    notices: list[str] = []
     for mime, value in bundle.items():
-        content = _as_bytes(mime, value)
-        if mime in EXTENSIONS and len(content) > INLINE_LIMIT or mime in BINARY:
+        if mime in BINARY:
+            image = decoded_image(mime, value)
+            if image is None:
+                notices.append(not_an_image_notice(mime))
+            else:
+                refs[mime] = _store(session, mime, image)
+            continue
+        content = value.encode() if isinstance(value, str) else json.dumps(value).encode()
+        if mime in EXTENSIONS and len(content) > INLINE_LIMIT:
             refs[mime] = _store(session, mime, content)
         else:
             inline[mime] = value
+    if notices:
+        text = inline.get("text/plain")
+        inline["text/plain"] = "\n".join(([text] if isinstance(text, str) and text else []) + notices)
     return {"data": inline, "artifacts": refs}
 
 
-def _as_bytes(mime: str, value: Any) -> bytes:
-    if mime in BINARY:
-        return base64.b64decode(value)
-    if isinstance(value, str):
-        return value.encode()
-    return json.dumps(value).encode()
+def decoded_image(mime: str, value: object) -> bytes | None:
+    """The bytes of a base64 ``image/png`` or ``image/jpeg`` part, or None when it is not one:
+    not a string, not base64, or not an image of its type once decoded."""
+    if not isinstance(value, str):
+        return None
+    try:
+        content = base64.b64decode(value)
+    except ValueError:  # binascii.Error, or a character outside ASCII
+        return None
+    return content if content.startswith(SIGNATURES[mime]) else None
+
+
+def not_an_image_notice(mime: str) -> str:
+    return f"[a {mime} part of this result was not a valid image, so it was left out]"
 
 
 def _store(session: AnalysisSession, mime: str, content: bytes) -> dict[str, Any]:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from analyst.files.artifacts import decoded_image, not_an_image_notice
 from analyst.turns.agent.providers import ImagePart, TextPart, ToolResultPart, ToolSpec
-from sandboxes import Execution
+from sandboxes import Execution, Result
 
 RUN_PYTHON = ToolSpec(
     name="run_python",
@@ -34,7 +35,7 @@ def truncate(text: str, limit: int) -> str:
 def execution_text(execution: Execution, limit: int) -> str:
     """What the cell printed and displayed, as text, truncated for the model with a marker."""
     pieces = [execution.stdout, execution.stderr]
-    pieces += [r.text for r in execution.results if r.text and not r.png]
+    pieces += [r.text for r in execution.results if r.text and not is_chart(r)]
     text = truncate("\n".join(p for p in pieces if p).strip(), limit)
     if execution.error is not None:
         traceback = execution.error.traceback or str(execution.error)
@@ -45,9 +46,17 @@ def execution_text(execution: Execution, limit: int) -> str:
 def tool_result(tool_call_id: str, execution: Execution, *, limit: int, images: bool) -> ToolResultPart:
     content: list[TextPart | ImagePart] = [TextPart(execution_text(execution, limit))]
     for result in execution.results:
-        if result.png:
-            if images:
-                content.append(ImagePart("image/png", result.png))
-            else:
-                content.append(TextPart("[a chart was displayed to the user; you cannot see images]"))
+        if not result.png:
+            continue
+        if not is_chart(result):  # a provider refuses a whole request over one bad image
+            content.append(TextPart(not_an_image_notice("image/png")))
+        elif images:
+            content.append(ImagePart("image/png", result.png))
+        else:
+            content.append(TextPart("[a chart was displayed to the user; you cannot see images]"))
     return ToolResultPart(tool_call_id, content, is_error=execution.error is not None)
+
+
+def is_chart(result: Result) -> bool:
+    """Whether the result carries a real PNG (the kernel's code may send any text as one)."""
+    return result.png is not None and decoded_image("image/png", result.png) is not None
