@@ -14,6 +14,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Sum
 from django.utils import timezone
@@ -55,8 +56,15 @@ def limits_for(user: AbstractBaseUser) -> Limits:
     )
 
 
+def hold_user(user: AbstractBaseUser) -> None:
+    """Lock the user's row until the transaction ends: requests in two sessions at once are then
+    counted one after the other (each session's own row lock does not see the other session)."""
+    get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+
+
 def check_turn(user: AbstractBaseUser, *, kind: str, now: dt.datetime | None = None) -> None:
-    """Raises LimitReached when ``user`` may not start a turn of ``kind`` now."""
+    """Raises LimitReached when ``user`` may not start a turn of ``kind`` now. Call it under
+    hold_user, so that two requests at once cannot both take the last place."""
     limits = limits_for(user)
     running = unfinished_turns(user)
     if limits.concurrent_turns and running >= limits.concurrent_turns:

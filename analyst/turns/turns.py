@@ -75,6 +75,7 @@ def do_start_turn(
     with transaction.atomic():
         AnalysisSession.objects.select_for_update().filter(id=session.id).first()
         check_can_start(session)
+        user_limits.hold_user(user)  # always after the session's row: one order, no deadlock
         user_limits.check_turn(user, kind=kind)
         if kind == Turn.Kind.CHAT:
             usage.check_budget(user)  # a code cell costs no tokens: it always runs
