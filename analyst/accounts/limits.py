@@ -16,13 +16,17 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Sum
+from django.db.models import Q, Sum
 from django.utils import timezone
 
 from analyst.lib.sizes import human_size
 from analyst.models import Artifact, DataFile, KernelSnapshot, Turn, UserLimits
 
 MINUTE = dt.timedelta(minutes=1)
+# The web process sends a turn to the queue as soon as it is stored; one still unsent after this
+# long is one the queue did not take (Redis down): it waits for the reconciler, it does not run.
+# The reconciler's NEVER_SENT_GRACE, from the same reasoning.
+SEND_GRACE = dt.timedelta(seconds=3)
 
 
 class LimitReached(Exception):
@@ -65,16 +69,24 @@ def hold_user(user: AbstractBaseUser) -> None:
 def check_turn(user: AbstractBaseUser, *, kind: str, now: dt.datetime | None = None) -> None:
     """Raises LimitReached when ``user`` may not start a turn of ``kind`` now. Call it under
     hold_user, so that two requests at once cannot both take the last place."""
+    now = now or timezone.now()
     limits = limits_for(user)
-    running = unfinished_turns(user)
+    running = unfinished_turns(user, now=now)
     if limits.concurrent_turns and running >= limits.concurrent_turns:
         raise LimitReached(
             "concurrent_turns",
             f"You have {running} turns running at once across your sessions, your limit; wait for one"
             " to end, or stop one, and send this again.",
         )
+    waiting = waiting_turns(user, now=now)
+    most = settings.ANALYST_LIMIT_WAITING_TURNS
+    if most and waiting >= most:
+        raise LimitReached(
+            "waiting_turns",
+            f"You have {waiting} requests saved while the task queue was unreachable, waiting to run"
+            " (the most that may wait); they run as soon as the queue is back. Send this again then.",
+        )
     if kind == Turn.Kind.CELL and limits.cells_per_minute:
-        now = now or timezone.now()
         recent = Turn.objects.filter(requested_by=user, kind=Turn.Kind.CELL, created_at__gt=now - MINUTE)
         if recent.count() >= limits.cells_per_minute:
             first = recent.order_by("created_at").values_list("created_at", flat=True).first()
@@ -108,7 +120,19 @@ def stored_bytes(user: AbstractBaseUser) -> int:
     )
 
 
-def unfinished_turns(user: AbstractBaseUser) -> int:
-    """Turns that think or run a cell: one only saving its kernel takes no worker's attention."""
+def unfinished_turns(user: AbstractBaseUser, *, now: dt.datetime | None = None) -> int:
+    """Turns that think or run a cell, or are on their way to a worker: one only saving its kernel
+    takes no worker's attention, and one the queue did not take is waiting (waiting_turns)."""
     unfinished = Turn.objects.filter(requested_by=user).exclude(status__in=Turn.FINISHED)
-    return unfinished.exclude(status=Turn.Status.RUNNING, saving=True).count()
+    running = unfinished.exclude(status=Turn.Status.RUNNING, saving=True)
+    return running.exclude(_unsent(now or timezone.now())).count()
+
+
+def waiting_turns(user: AbstractBaseUser, *, now: dt.datetime | None = None) -> int:
+    """The user's turns stored while the queue was unreachable, that the reconciler sends once it
+    is back."""
+    return Turn.objects.filter(_unsent(now or timezone.now()), requested_by=user).count()
+
+
+def _unsent(now: dt.datetime) -> Q:
+    return Q(status=Turn.Status.QUEUED, enqueued_at=None, created_at__lt=now - SEND_GRACE)
