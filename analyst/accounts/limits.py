@@ -5,7 +5,8 @@ none); an admin may set other figures for one user (UserLimits). Without them, o
 take every worker and sandbox, and fill the disk, for everyone.
 
 Checked where work starts (turns.do_start_turn, uploads.do_upload), so the page, the JSON API and
-MCP refuse alike, with the same message.
+MCP refuse alike, with the same message. A replay's cells count as they run (cell_wait): Restart
+and run all pauses between cells at the limit rather than pass it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from django.db.models import Q, Sum
 from django.utils import timezone
 
 from analyst.lib.sizes import human_size
-from analyst.models import Artifact, DataFile, KernelSnapshot, Turn, UserLimits
+from analyst.models import Artifact, DataFile, Event, KernelSnapshot, Turn, UserLimits
 
 MINUTE = dt.timedelta(minutes=1)
 # The web process sends a turn to the queue as soon as it is stored; one still unsent after this
@@ -86,16 +87,39 @@ def check_turn(user: AbstractBaseUser, *, kind: str, now: dt.datetime | None = N
             f"You have {waiting} requests saved while the task queue was unreachable, waiting to run"
             " (the most that may wait); they run as soon as the queue is back. Send this again then.",
         )
-    if kind == Turn.Kind.CELL and limits.cells_per_minute:
-        recent = Turn.objects.filter(requested_by=user, kind=Turn.Kind.CELL, created_at__gt=now - MINUTE)
-        if recent.count() >= limits.cells_per_minute:
-            first = recent.order_by("created_at").values_list("created_at", flat=True).first()
-            wait = max(1, round(((first or now) + MINUTE - now).total_seconds()))
+    if kind in (Turn.Kind.CELL, Turn.Kind.REPLAY):  # a replay needs room for its first cell
+        wait = cell_wait(user, now=now, limit=limits.cells_per_minute)
+        if wait:
             raise LimitReached(
                 "cells_per_minute",
                 f"You have run {limits.cells_per_minute} cells in the last minute, your limit; the"
                 f" next can run in {wait} s.",
             )
+
+
+def cell_wait(user: AbstractBaseUser, *, now: dt.datetime | None = None, limit: int | None = None) -> int:
+    """Whole seconds until ``user`` may run another cell under their cells-per-minute limit
+    (``limit``, theirs when None); 0 when they may now."""
+    limit = limits_for(user).cells_per_minute if limit is None else limit
+    if not limit:
+        return 0
+    now = now or timezone.now()
+    times = cell_times(user, since=now - MINUTE)
+    if len(times) < limit:
+        return 0
+    # Room comes back as the cells that fill the window leave it, oldest first.
+    frees_at = times[len(times) - limit] + MINUTE
+    return max(1, round((frees_at - now).total_seconds()))
+
+
+def cell_times(user: AbstractBaseUser, *, since: dt.datetime) -> list[dt.datetime]:
+    """When each cell ``user`` ran after ``since`` was started, oldest first: the cells they sent
+    (counted when sent) and those their replays ran (counted as each ran), but not the model's."""
+    sent = Turn.objects.filter(requested_by=user, kind=Turn.Kind.CELL, created_at__gt=since)
+    replays = Turn.objects.filter(requested_by=user, kind=Turn.Kind.REPLAY).exclude(finished_at__lte=since)
+    replayed = Event.objects.filter(turn__in=replays, type="cell", created_at__gt=since)
+    times = [*sent.values_list("created_at", flat=True), *replayed.values_list("created_at", flat=True)]
+    return sorted(times)
 
 
 def check_storage(user: AbstractBaseUser, *, adding: int, what: str) -> None:

@@ -4,16 +4,22 @@ the first error; the model hears what ran, and, on another file, is asked to rep
 
 Every cell's events are stored as it runs, as any cell's are, so a worker that dies mid-replay
 loses nothing shown: the turn ends as failed (analyst.turns.turns.fail_orphans) and is not run again.
+
+Each cell counts against the user's cells-per-minute limit as it runs, as a cell they send does:
+at the limit the replay pauses before its next cell, says so and for how long, and goes on by
+itself once the minute has room (Stop ends it there; what ran stays).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any, Protocol
 
 from django.conf import settings
 from django.db import transaction
 
+from analyst.accounts import limits as user_limits
 from analyst.accounts import usage
 from analyst.kernels.session_kernel import SessionKernel
 from analyst.models import AnalysisSession, Turn
@@ -36,8 +42,11 @@ class TurnRunner(Protocol):
 
     def execute(self, code: str, *, tool_call_id: str | None) -> Execution: ...
 
+    def check_cancelled(self) -> None: ...
+
 
 RESTARTED = "The kernel was restarted: variables and imports are gone, files in the workdir are kept."
+PAUSE_POLL = 1.0  # seconds between looks at the limit (and at Stop) while a replay is paused
 
 
 def run_replay(runner: TurnRunner) -> None:
@@ -49,6 +58,7 @@ def run_replay(runner: TurnRunner) -> None:
     ran: list[str] = []
     for index, cell in enumerate(cells, 1):
         mark = {"index": index, "of": len(cells), "by": cell["by"]}
+        wait_for_room(runner, index, len(cells))
         runner.emit("cell", {"code": cell["code"], "replay": mark})
         execution = runner.execute(cell["code"], tool_call_id=None)  # raises TurnCancelled on a Stop
         ran.append(said(cell["code"], execution))
@@ -57,6 +67,26 @@ def run_replay(runner: TurnRunner) -> None:
             return
     runner.emit("notice", {"text": f"All {len(cells)} cells ran.", "code": "replay_done", "of": len(cells)})
     remember(runner, plan, ran, "All of them ran.")
+
+
+def wait_for_room(runner: TurnRunner, index: int, count: int) -> None:
+    """Pause before cell ``index`` while the user is at their cells-per-minute limit."""
+    user = runner.turn.requested_by
+    wait = user_limits.cell_wait(user)
+    if not wait:
+        return
+    limit = user_limits.limits_for(user).cells_per_minute
+    text = (
+        f"Paused before cell {index} of {count}: you have run {limit} cells in the last minute, your"
+        f" limit. The replay goes on by itself in about {wait} s; Stop ends it here."
+    )
+    runner.emit("notice", {"text": text, "code": "replay_paused", "index": index, "of": count, "wait": wait})
+    while wait:
+        time.sleep(min(wait, PAUSE_POLL))
+        runner.check_cancelled()
+        wait = user_limits.cell_wait(user)
+    text = f"Going on with cell {index} of {count}."
+    runner.emit("notice", {"text": text, "code": "replay_resumed", "index": index, "of": count})
 
 
 def said(code: str, execution: Execution) -> str:
