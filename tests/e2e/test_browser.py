@@ -46,6 +46,9 @@ def test_sign_up_upload_ask_reload_and_share(stack, web, browser, shoot, tmp_pat
     page.fill("input[name=password1]", "a-long-passphrase")
     page.fill("input[name=password2]", "a-long-passphrase")
     page.click("form[data-testid=signup-form] button[type=submit]")
+    # The signup answers alike for a free name and a taken one: log in with it now.
+    page.fill("form[data-testid=login-form] input[name=password]", "a-long-passphrase")
+    page.click("form[data-testid=login-form] button[type=submit]")
     page.wait_for_url(f"{web}/sessions/")
     page.get_by_test_id("new-session-title").fill("Sales")
     page.get_by_test_id("new-session").click()

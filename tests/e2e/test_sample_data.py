@@ -23,6 +23,9 @@ def test_a_new_user_tries_the_sample_and_asks_its_question(stack, web, browser, 
     page.fill("input[name=password1]", "a-long-passphrase")
     page.fill("input[name=password2]", "a-long-passphrase")
     page.click("form[data-testid=signup-form] button[type=submit]")
+    # The signup answers alike for a free name and a taken one: log in with it now.
+    page.fill("form[data-testid=login-form] input[name=password]", "a-long-passphrase")
+    page.click("form[data-testid=login-form] button[type=submit]")
     page.wait_for_url(f"{web}/sessions/")
     expect(page.get_by_test_id("sample-form")).to_contain_text("US economy, 1959–2009")
     shoot(page, "offered")

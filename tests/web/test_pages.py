@@ -20,7 +20,7 @@ def app_attributes(html: str) -> dict[str, str]:
     return dict(re.findall(r'data-([a-z-]+)="([^"]*)"', root.group(1)))
 
 
-def test_sign_up_logs_in_and_lands_on_my_sessions():
+def test_sign_up_then_log_in_lands_on_my_sessions():
     client = Client(enforce_csrf_checks=True)
     page = client.get("/accounts/signup/")
     token = page.cookies["csrftoken"].value
@@ -33,7 +33,13 @@ def test_sign_up_logs_in_and_lands_on_my_sessions():
             "csrfmiddlewaretoken": token,
         },
     )
-    assert response.status_code == 302 and response["Location"] == "/sessions/"
+    # The same answer whether or not the name was free (it must not tell): log in with it now.
+    assert response.status_code == 200 and 'name="username" value="bob"' in response.content.decode()
+    login = client.post(
+        "/accounts/login/",
+        {"username": "bob", "password": "a-long-passphrase", "signed_up": "1", "csrfmiddlewaretoken": token},
+    )
+    assert login.status_code == 302 and login["Location"] == "/sessions/"
     assert "My sessions" in client.get("/sessions/").content.decode()
 
 

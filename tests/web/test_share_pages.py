@@ -53,18 +53,25 @@ def test_signing_up_from_a_share_page_comes_back_to_it(session, settings):
     answer = visitor.post(
         "/accounts/signup/", {"username": "bob", "password1": password, "password2": password, "next": share}
     )
-    assert answer.status_code == 302 and answer["Location"] == share
+    assert answer.status_code == 200 and f'name="next" value="{share}"' in answer.content.decode()
+    login = visitor.post(
+        "/accounts/login/", {"username": "bob", "password": password, "next": share, "signed_up": "1"}
+    )
+    assert login.status_code == 302 and login["Location"] == share
     assert visitor.get(share).status_code == 200
 
 
 def test_a_next_page_elsewhere_is_ignored(settings):
     settings.ANALYST_SIGNUP = "open"
     password = "a-long-passphrase"
-    answer = Client().post(
+    visitor = Client()
+    answer = visitor.post(
         "/accounts/signup/",
         {"username": "carol", "password1": password, "password2": password, "next": "https://evil.example/"},
     )
-    assert answer.status_code == 302 and answer["Location"] == "/sessions/"
+    assert answer.status_code == 200 and "evil.example" not in answer.content.decode()
+    login = visitor.post("/accounts/login/", {"username": "carol", "password": password, "next": ""})
+    assert login.status_code == 302 and login["Location"] == "/sessions/"
 
 
 def test_logging_in_from_a_share_page_comes_back_to_it(session, alice):
