@@ -110,7 +110,8 @@ class BwrapDriver(Driver):
             if scaffold_module.can_mount() and spec.host_uid is not None:
                 owner = (spec.host_uid, spec.host_uid if spec.host_gid is None else spec.host_gid)
                 path = spec.runtime_dir.with_name(spec.runtime_dir.name + "-root")
-                scaffold = Scaffold.create(path, TMP_SIZE, owner, _placed(spec))
+                placed = {placed_name(inside): content for inside, content in _placed(spec).items()}
+                scaffold = Scaffold.create(path, TMP_SIZE, owner, placed)
             with _Descriptors() as fds:
                 options = self.options(spec, fds, scaffold)
                 options_fd = fds.data("\0".join(options).encode() + b"\0")
@@ -158,12 +159,12 @@ class BwrapDriver(Driver):
             args += ["--perms", "1777", "--dir", "/dev/shm", "--bind", str(scaffold.scratch), "/tmp"]
         else:
             args += ["--dev", "/dev", "--size", str(TMP_SIZE), "--tmpfs", "/tmp"]
-        # The identity files, and the kernel's own memory over the real /proc/meminfo (procfiles.py).
+        # The identity files, and the sandbox's own view over the host's in /proc and /sys (procfiles.py).
         for inside, content in _placed(spec).items():
             if scaffold is not None:
-                args += ["--ro-bind", str(scaffold.placed(inside)), PLACED[inside]]
+                args += ["--ro-bind", str(scaffold.placed(placed_name(inside))), inside]
             else:
-                args += ["--ro-bind-data", str(fds.data(content)), PLACED[inside]]
+                args += ["--ro-bind-data", str(fds.data(content)), inside]
         for inside, host in spec.ro_binds.items():  # after /tmp, or a runtime under /tmp would be hidden
             args += ["--ro-bind", str(host), str(inside)]
         args += [
@@ -199,8 +200,6 @@ class _Descriptors:
             os.close(fd)
 
 
-# The files bubblewrap places, by name: where each is seen.
-PLACED = {"passwd": "/etc/passwd", "group": "/etc/group", "hosts": "/etc/hosts", "meminfo": "/proc/meminfo"}
 # The device nodes bwrap --dev binds from the host, and its links.
 DEVICE_NODES = ("null", "zero", "full", "random", "urandom", "tty")
 DEVICE_LINKS = {
@@ -213,10 +212,15 @@ DEVICE_LINKS = {
 
 
 def _placed(spec: LaunchSpec) -> dict[str, bytes]:
-    files = {name: content.encode() for name, content in identity_files().items()}
-    files["meminfo"] = procfiles.meminfo(spec.limits.memory_bytes).encode()
-    assert files.keys() == PLACED.keys()
-    return files
+    """The files bubblewrap places, by where each is seen."""
+    files = {f"/etc/{name}": content for name, content in identity_files().items()}
+    files.update(procfiles.views(spec.limits.memory_bytes, spec.limits.cpu_cores))
+    return {inside: content.encode() for inside, content in files.items()}
+
+
+def placed_name(inside: str) -> str:
+    """A placed file's name in the scaffold's folder ("proc-meminfo" for /proc/meminfo)."""
+    return inside.strip("/").replace("/", "-")
 
 
 def _device_nodes() -> list[str]:

@@ -1,18 +1,69 @@
-"""Files placed over /proc inside a sandbox, so that what a kernel reads there is its own limits.
+"""Files placed over /proc and /sys inside a sandbox, so that what a kernel reads there is its own.
 
-Libraries size their caches and worker pools from /proc/meminfo; the host's would tell a 1 GiB
-sandbox that it has the whole machine. The view is written once, when the sandbox starts, as a
-sandbox that uses nothing yet: MemTotal is its limit, MemFree and MemAvailable the limit (or what
-the host had available then, if less), every usage figure 0. It does not follow use.
+Libraries size their caches and worker pools from /proc/meminfo and the CPU count (glibc counts
+/sys/devices/system/cpu/online, else /proc/stat); the host's would tell a 1 GiB, one-core sandbox
+that it has the whole machine. And the host's kernel command line, build, boot id, disks, load
+and uptime would tell every sandbox which machine it shares, and when it booted. So the view is
+written once, when the sandbox starts, as a sandbox that uses nothing yet: its memory limit as
+RAM, its CPU quota (rounded up, at most the host's) as its CPUs, a load of 0, no disks, and no
+host identifier. It does not follow use. The folders of /sys not placed here are absent (neither
+driver mounts a sysfs).
 """
 
 from __future__ import annotations
 
+import math
+import os
+import time
+import uuid
 from pathlib import Path
 
 HOST_MEMINFO = Path("/proc/meminfo")
+HOST_CPUINFO = Path("/proc/cpuinfo")
 # Sizes that are not amounts of memory in use, kept as the host has them.
 KEPT = frozenset({"Hugepagesize", "VmallocTotal"})
+# Host files no library needs that count the host's CPUs, memory zones or modules: placed empty.
+EMPTIED = (
+    "/proc/interrupts",
+    "/proc/softirqs",
+    "/proc/schedstat",
+    "/proc/zoneinfo",
+    "/proc/buddyinfo",
+    "/proc/modules",
+    "/proc/sys/kernel/version",
+)
+# What glibc's CPU count reads first (sysconf(_SC_NPROCESSORS_ONLN), os.cpu_count()).
+CPU_LISTS = tuple(f"/sys/devices/system/cpu/{name}" for name in ("online", "possible", "present"))
+
+
+def views(memory_bytes: int, cpu_cores: float) -> dict[str, str]:
+    """Every placed file, by where the sandbox sees it: its memory limit, ``cpu_cores`` (0: no
+    CPU limit) and the rest written now. /proc files the host lacks are left out (a bind needs
+    one to cover)."""
+    cpus = cpu_count(cpu_cores)
+    placed = {
+        "/proc/meminfo": meminfo(memory_bytes),
+        "/proc/cpuinfo": cpuinfo(cpus),
+        "/proc/stat": stat(cpus, int(time.time())),
+        "/proc/loadavg": "0.00 0.00 0.00 1/1 1\n",
+        "/proc/uptime": "0.00 0.00\n",
+        "/proc/cmdline": "\n",
+        "/proc/version": f"Linux version {os.uname().release} (sandbox) #1 SMP\n",
+        "/proc/sys/kernel/random/boot_id": f"{uuid.uuid4()}\n",
+        "/proc/partitions": "major minor  #blocks  name\n\n",
+        "/proc/diskstats": "",
+        "/proc/swaps": "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n",
+        **dict.fromkeys(EMPTIED, ""),
+    }
+    placed = {path: content for path, content in placed.items() if os.path.exists(path)}
+    online = "0\n" if cpus == 1 else f"0-{cpus - 1}\n"
+    return {**placed, **dict.fromkeys(CPU_LISTS, online)}
+
+
+def cpu_count(cpu_cores: float, host: int | None = None) -> int:
+    """The CPUs a sandbox is shown: its quota rounded up, at most the host's (all without a quota)."""
+    host = host or os.cpu_count() or 1
+    return host if cpu_cores <= 0 else max(1, min(host, math.ceil(cpu_cores)))
 
 
 def meminfo(limit_bytes: int, host: str | None = None) -> str:
@@ -37,4 +88,36 @@ def meminfo(limit_bytes: int, host: str | None = None) -> str:
             lines.append(f"{name + ':':<16}{shown:>8} kB")
         else:
             lines.append(f"{name + ':':<16}{'0' if name.startswith('HugePages') else value:>8}")
+    return "\n".join(lines) + "\n"
+
+
+def cpuinfo(cpus: int, host: str | None = None) -> str:
+    """The host's first processor (its model and flags, which code picks instructions by),
+    ``cpus`` times over as the cores of one package."""
+    text = HOST_CPUINFO.read_text() if host is None else host
+    first = text.strip().split("\n\n")[0].splitlines()
+    numbered = {"processor", "core id", "apicid", "initial apicid"}
+    blocks = []
+    for index in range(cpus):
+        lines = []
+        for line in first:
+            name, colon, _ = line.partition(":")
+            key = name.strip()
+            if colon and key in numbered:
+                lines.append(f"{name}: {index}")
+            elif colon and key in {"siblings", "cpu cores"}:
+                lines.append(f"{name}: {cpus}")
+            elif colon and key == "physical id":
+                lines.append(f"{name}: 0")
+            else:
+                lines.append(line)
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n\n"
+
+
+def stat(cpus: int, boot_time: int) -> str:
+    """/proc/stat of a machine of ``cpus`` idle CPUs that booted at ``boot_time`` (the sandbox's start)."""
+    times = " 0" * 10
+    lines = [f"cpu {times}", *(f"cpu{index}{times}" for index in range(cpus))]
+    lines += ["intr 0", "ctxt 0", f"btime {boot_time}", "processes 1", "procs_running 1", "procs_blocked 0"]
     return "\n".join(lines) + "\n"

@@ -165,7 +165,7 @@ class ForkingDriver(BwrapDriver):
             "symlinks": symlinks,
             "system_paths": system,
             "etc": identity_files(uid, gid),
-            "meminfo": procfiles.meminfo(spec.limits.memory_bytes),
+            "views": procfiles.views(spec.limits.memory_bytes, spec.limits.cpu_cores),
             "device_nodes": list(DEVICE_NODES),
             "device_links": DEVICE_LINKS,
         }

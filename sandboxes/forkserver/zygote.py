@@ -262,10 +262,13 @@ def _build_root(request: dict) -> None:
             placed.write(content)
     os.mkdir(inside("/proc"))
     _mount("proc", inside("/proc"), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    meminfo = os.path.join(top, "meminfo")
-    with open(meminfo, "w") as placed:
-        placed.write(request["meminfo"])
-    _bind(meminfo, inside("/proc/meminfo"), readonly=True)
+    views = os.path.join(top, "views")  # the sandbox's own /proc and /sys files (drivers/procfiles.py)
+    os.mkdir(views)
+    for index, (path, content) in enumerate(request["views"].items()):
+        view = os.path.join(views, str(index))
+        with open(view, "w") as placed:
+            placed.write(content)
+        _bind(view, inside(path), readonly=True)
     _bind(devices, inside("/dev"), readonly=False)
     _bind(scratch, inside("/tmp"), readonly=False)
     for path, host in request["ro_binds"]:
