@@ -206,9 +206,10 @@ SANDBOXD_CELL_TIMEOUT = envfloat("SANDBOXD_CELL_TIMEOUT", 300.0)
 SANDBOXD_STDOUT_LIMIT = envbytes("SANDBOXD_STDOUT_LIMIT", 1 << 20)
 SANDBOXD_MAX_UPLOAD = envbytes("SANDBOXD_MAX_UPLOAD", 2 << 30)
 # sandboxd against its own kernels: the largest message it takes from one, how many it queues
-# per socket, what one cell's results and errors may hold (then one marker), a listing's page.
-SANDBOXD_MAX_KERNEL_MESSAGE = envbytes("SANDBOXD_MAX_KERNEL_MESSAGE", 64 << 20)
-SANDBOXD_KERNEL_QUEUE = envint("SANDBOXD_KERNEL_QUEUE", 32)
+# per socket (so it holds about (queue + 2) x the largest message per kernel socket), what one
+# cell's results and errors may hold (then one marker), a listing's page.
+SANDBOXD_MAX_KERNEL_MESSAGE = envbytes("SANDBOXD_MAX_KERNEL_MESSAGE", 8 << 20)
+SANDBOXD_KERNEL_QUEUE = envint("SANDBOXD_KERNEL_QUEUE", 2)
 SANDBOXD_RESULTS_LIMIT = envbytes("SANDBOXD_RESULTS_LIMIT", 64 << 20)
 SANDBOXD_LIST_LIMIT = envint("SANDBOXD_LIST_LIMIT", 1000)
 # Snapshots (kernel state and files) on local disk; a snapshot larger than the limit is refused.

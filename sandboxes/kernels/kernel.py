@@ -14,14 +14,13 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import zmq
-import zmq.asyncio
 from jupyter_client.asynchronous import AsyncKernelClient
 
 from sandboxes.drivers.base import SANDBOX_HOME, SANDBOX_RUNTIME, Driver, IsolatedProcess, LaunchSpec
 from sandboxes.drivers.limits import Limits
 from sandboxes.kernels.messages import Event, error_event, execution_count, is_idle, parent_id, to_event
 from sandboxes.kernels.thread_counts import thread_count_environment
+from sandboxes.kernels.watched_sockets import WatchedContext
 from sandboxes.templates import MOUNT_POINT, Template
 
 POLL_SECONDS = 0.05
@@ -30,6 +29,7 @@ LAUNCHER = Path(__file__).with_name("kernel_launcher.py")
 # its idle status may have been dropped (a full queue, or a message over the size limit).
 QUIET_AFTER_REPLY_SECONDS = 1.0
 PORTS = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
+CHANNELS = ("shell", "iopub", "stdin", "control")  # the ones sandboxd reads (not the heartbeat)
 
 
 class KernelDied(Exception):
@@ -47,12 +47,13 @@ class KernelStartFailed(Exception):
 @dataclass(frozen=True)
 class ChannelLimits:
     """What sandboxd takes from a kernel's sockets: a larger message drops the connection (ZeroMQ
-    reconnects), and at most ``queue`` messages wait per socket while nobody reads (and a few
-    more in the kernel's publisher, kernel_launcher.py; the rest are dropped), so a kernel that
-    floods between cells costs us at most ``queue * max_message_bytes`` per socket."""
+    does not make it again: the kernel makes it anew before the next cell, see execute()), and at
+    most ``queue`` messages wait per socket while nobody reads (and 64 more in the kernel's
+    publisher, kernel_launcher.py; the rest are dropped), so a kernel that floods between cells
+    costs us about ``(queue + 2) * max_message_bytes`` per socket (watched_sockets.py)."""
 
-    max_message_bytes: int = 64 << 20
-    queue: int = 32
+    max_message_bytes: int = 8 << 20
+    queue: int = 2
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ class Kernel:
         self.runtime_dir = Path(tempfile.mkdtemp(prefix="sbx-k-", dir=spec.runtime_root))
         self.process: IsolatedProcess | None = None
         self.client: AsyncKernelClient | None = None
-        self._zmq: zmq.asyncio.Context | None = None
+        self._zmq: WatchedContext | None = None
         self.running: str | None = None  # msg_id of the cell being executed
         self._control_lock = asyncio.Lock()
 
@@ -129,12 +130,10 @@ class Kernel:
             os.chown(self.runtime_dir, os.getuid(), os.getgid())
             self.runtime_dir.chmod(0o755)
 
-    def _bounded_context(self) -> zmq.asyncio.Context:
+    def _bounded_context(self) -> WatchedContext:
         """A ZeroMQ context whose sockets (made by the client from now on) carry our limits."""
         limits = self.spec.channels
-        self._zmq = zmq.asyncio.Context()
-        self._zmq.setsockopt(zmq.MAXMSGSIZE, limits.max_message_bytes)
-        self._zmq.setsockopt(zmq.RCVHWM, limits.queue)
+        self._zmq = WatchedContext(max_message_bytes=limits.max_message_bytes, queue=limits.queue)
         return self._zmq
 
     async def _wait_ready(self, timeout: float) -> None:
@@ -185,12 +184,18 @@ class Kernel:
     ) -> AsyncIterator[Event]:
         """Run ``code``; yield its events as they come. Raises KernelDied, asyncio.TimeoutError.
         A ``silent`` cell is sandboxd's own: no execution count, no history, no Out entry."""
-        assert self.client is not None
+        assert self.client is not None and self._zmq is not None
         self._check_alive()
+        if await self._zmq.dropped():
+            # Between cells the kernel sent a message over the size limit and ZeroMQ ended that
+            # connection; without a new one this cell's output (or reply) would never reach us.
+            await self._reconnect_channels()
+            yield {"type": "stderr", "text": self._dropped_between_cells_marker()}
         if await self.client.iopub_channel.socket.poll(0):
             # Stale messages, up to both queues full: the kernel would drop this cell's own
-            # messages for want of room while we read through them.
-            await self._drain_iopub(quiet=0.005)
+            # messages for want of room while we read through them. Its publisher may hold 64
+            # messages of up to the size limit, which take a while to come through.
+            await self._drain_iopub(quiet=0.05, most=3.0)
         # stop_on_error=False: cells run one at a time, so nothing queued should be aborted.
         msg_id = self.client.execute(
             code, silent=silent, store_history=not silent, allow_stdin=False, stop_on_error=False
@@ -211,9 +216,9 @@ class Kernel:
                 if reply is not None and time.monotonic() - quiet_since > QUIET_AFTER_REPLY_SECONDS:
                     break  # the idle status was lost; the cell is over all the same
                 continue
+            quiet_since = time.monotonic()  # the kernel is sending: its idle status may be queued
             if parent_id(msg) != msg_id:
                 continue  # a background thread's output, or a stale cell's: dropped
-            quiet_since = time.monotonic()
             if is_idle(msg):
                 idle_seen = True
                 break
@@ -226,6 +231,7 @@ class Kernel:
         else:  # we left without the idle status: it, and perhaps more, never came
             yield {"type": "stderr", "text": self._lost_output_marker()}
             await self._reconnect_iopub()
+            await self._zmq.dropped()  # the connection just replaced: nothing more to make anew
         yield {"type": "end_of_execution", "execution_count": execution_count(reply)}
 
     def _lost_output_marker(self) -> str:
@@ -234,6 +240,27 @@ class Kernel:
             "\n[some of this cell's output was lost: the kernel sent a message larger than"
             f" {limit} bytes, or sent faster than it could be read]\n"
         )
+
+    def _dropped_between_cells_marker(self) -> str:
+        limit = self.spec.channels.max_message_bytes
+        return (
+            "[sandbox] output sent since the last cell was dropped: the kernel sent a message"
+            f" larger than {limit} bytes\n"
+        )
+
+    async def _reconnect_channels(self, timeout: float = 5.0) -> None:
+        """Fresh sockets for every channel sandboxd reads, waited for until the kernel answers
+        on them (ZeroMQ does not make a dropped connection again)."""
+        assert self.client is not None and self._zmq is not None
+        for name in CHANNELS:
+            getattr(self.client, f"{name}_channel").close()
+            setattr(self.client, f"_{name}_channel", None)  # jupyter_client makes it again when asked
+            getattr(self.client, f"{name}_channel").start()
+        try:
+            await self._wait_ready(timeout)
+        except KernelStartFailed:
+            raise KernelDied("the kernel stopped answering on its channels") from None
+        await self._zmq.dropped()  # what the old sockets reported is answered
 
     async def _reconnect_iopub(self, timeout: float = 5.0) -> None:
         """A fresh iopub socket, waited for until it receives: ZeroMQ drops a connection that
