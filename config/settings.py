@@ -251,6 +251,9 @@ ANALYST_TURN_TIMEOUT = envint("ANALYST_TURN_TIMEOUT", 900)
 ANALYST_MAX_INPUT = envint("ANALYST_MAX_INPUT", 1 << 20)
 # How much of a cell's output the model sees (the UI keeps it whole).
 ANALYST_MODEL_OUTPUT_LIMIT = envint("ANALYST_MODEL_OUTPUT_LIMIT", 8000)
+# How much of one cell's output (stdout, stderr, results, errors) the event log stores, which every
+# page load replays; then one notice. Large charts and tables are artifacts, counted as their links.
+ANALYST_CELL_EVENT_BYTES = envbytes("ANALYST_CELL_EVENT_BYTES", 2 << 20)
 # The newest messages (stored rows: questions, answers, tool calls, results) the model gets per
 # turn; older ones are left out with a note, from a turn's start on.
 ANALYST_HISTORY_LIMIT = envint("ANALYST_HISTORY_LIMIT", 60)

@@ -17,6 +17,7 @@ from analyst.models import Message, Turn
 from analyst.ops import metrics
 from analyst.realtime import events
 from analyst.turns.agent import history, model_client, replay
+from analyst.turns.agent.cell_events import CellEventBudget
 from analyst.turns.agent.lease import Lease
 from analyst.turns.agent.prompt import system_prompt
 from analyst.turns.agent.providers import (
@@ -261,23 +262,30 @@ class TurnRunner:
     def execute(self, code: str, *, tool_call_id: str | None) -> Execution:
         """Run a cell in the session's kernel, streaming its output into events."""
         tag = {"tool_call_id": tool_call_id} if tool_call_id else {}
+        budget = CellEventBudget(settings.ANALYST_CELL_EVENT_BYTES, tag=tag)
+
+        def emit_output(type: str, payload: dict[str, Any]) -> None:
+            for kind, admitted in budget.admit(type, payload):
+                self.emit(kind, admitted)
 
         def on_result(result: Result) -> None:
+            if budget.spent:  # not stored: store no artifact for it either
+                return
             payload = store_bundle(self.session, result.bundle)
-            self.emit("result", {**payload, "is_main_result": result.is_main_result, **tag})
+            emit_output("result", {**payload, "is_main_result": result.is_main_result, **tag})
 
         started = time.monotonic()
         execution = self.kernel.run(
             code,
-            on_stdout=lambda text: self.emit("stdout", {"text": text, **tag}),
-            on_stderr=lambda text: self.emit("stderr", {"text": text, **tag}),
+            on_stdout=lambda text: emit_output("stdout", {"text": text, **tag}),
+            on_stderr=lambda text: emit_output("stderr", {"text": text, **tag}),
             on_result=on_result,
         )
         metrics.observe("cell_seconds", time.monotonic() - started)
         if execution.error is not None:
             error = execution.error
             value = self.kernel.death.cause if self.kernel.death else error.value  # the rest follows
-            self.emit("error", {"name": error.name, "value": value, "traceback": error.traceback, **tag})
+            emit_output("error", {"name": error.name, "value": value, "traceback": error.traceback, **tag})
         self.emit("cell_done", {"failed": execution.error is not None, **tag})
         self.kernel.announce()  # a kernel that died in this cell: what came back, below the cell
         self.check_cancelled()
