@@ -210,7 +210,7 @@ SANDBOXD_MAX_UPLOAD = envbytes("SANDBOXD_MAX_UPLOAD", 2 << 30)
 # cell's results and errors may hold (then one marker), a listing's page.
 SANDBOXD_MAX_KERNEL_MESSAGE = envbytes("SANDBOXD_MAX_KERNEL_MESSAGE", 8 << 20)
 SANDBOXD_KERNEL_QUEUE = envint("SANDBOXD_KERNEL_QUEUE", 2)
-SANDBOXD_RESULTS_LIMIT = envbytes("SANDBOXD_RESULTS_LIMIT", 64 << 20)
+SANDBOXD_RESULTS_LIMIT = envbytes("SANDBOXD_RESULTS_LIMIT", 16 << 20)
 SANDBOXD_LIST_LIMIT = envint("SANDBOXD_LIST_LIMIT", 1000)
 # Snapshots (kernel state and files) on local disk; a snapshot larger than the limit is refused.
 SANDBOXD_SNAPSHOT_DIR = Path(envstr("SANDBOXD_SNAPSHOT_DIR", str(SANDBOXD_DATA_DIR / "snapshots")))

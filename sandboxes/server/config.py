@@ -30,7 +30,7 @@ class ServerConfig:
     max_ttl_seconds: int = 24 * 3600
     default_cell_timeout: float = 300.0
     stdout_limit_bytes: int = 1 << 20
-    results_limit_bytes: int = 64 << 20  # a cell's results and errors, then one marker
+    results_limit_bytes: int = 16 << 20  # a cell's results and errors, then one marker
     max_kernel_message_bytes: int = 8 << 20  # a larger message from a kernel is dropped
     kernel_queue: int = 2  # messages queued per kernel socket while sandboxd is not reading
     list_limit: int = 1000  # entries in one page of a folder listing (at most 10 times more)

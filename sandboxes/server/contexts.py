@@ -18,6 +18,8 @@ from sandboxes.server.system_limits import check_room_for_a_kernel
 
 BUSY_GRACE_SECONDS = 1.0
 SILENT_OUTPUT_LIMIT = 1 << 20  # what we keep of our own cell's stdout: its last MiB
+RESULTS_LIMIT = 16 << 20  # a cell's results and errors, by default (SANDBOXD_RESULTS_LIMIT)
+ERROR_TEXT_LIMIT = 64 << 10  # an error's value, and its traceback, at most (or the stdout cap if less)
 
 
 class DeferredVariables(Protocol):
@@ -67,7 +69,7 @@ class CodeContext:
         }
 
     async def run(
-        self, code: str, *, timeout: float, stdout_limit: int, results_limit: int = 64 << 20
+        self, code: str, *, timeout: float, stdout_limit: int, results_limit: int = RESULTS_LIMIT
     ) -> AsyncIterator[Event]:
         """Execute ``code``; yield its events, ending with ``end_of_execution``.
 
@@ -258,20 +260,29 @@ class Tail:
 
 class OutputCap:
     """What one cell may send: stdout/stderr until ``limit`` bytes, results and errors until
-    ``results_limit`` bytes (an error's value and traceback each cut to ``limit``), each then one
-    visible marker and nothing more of its kind."""
+    ``results_limit`` bytes (an error's value and traceback each cut to ``limit``, at most
+    ERROR_TEXT_LIMIT), each then one visible marker and nothing more of its kind; at the cell's
+    end, a line on stderr says how many results and errors were dropped, and their bytes."""
 
-    def __init__(self, limit: int, results_limit: int = 64 << 20) -> None:
+    def __init__(self, limit: int, results_limit: int = RESULTS_LIMIT) -> None:
         self.limit = limit
         self.used = 0
         self.truncated = False
         self.results_limit = results_limit
         self.results_used = 0
         self.results_truncated = False
+        self.dropped = 0  # results and errors left out
+        self.dropped_bytes = 0
 
     def filter(self, event: Event) -> list[Event]:
         if event["type"] in ("result", "error"):
             return self._result(event)
+        if event["type"] == "end_of_execution" and self.dropped:
+            notice = (
+                f"[sandbox] {self.dropped} results and errors of this cell"
+                f" ({self.dropped_bytes} bytes) were dropped over its limit of {self.results_limit} bytes\n"
+            )
+            return [{"type": "stderr", "text": notice}, event]
         if event["type"] not in ("stdout", "stderr"):
             return [event]
         if self.truncated:
@@ -286,19 +297,22 @@ class OutputCap:
         return [{**event, "text": head}, {"type": "stderr", "text": marker}]
 
     def _result(self, event: Event) -> list[Event]:
-        if self.results_truncated:
-            return []
         if event["type"] == "error":
             event = {**event, "value": self._cut(event["value"]), "traceback": self._cut(event["traceback"])}
         size = len(json.dumps(event))
-        if self.results_used + size <= self.results_limit:
+        if not self.results_truncated and self.results_used + size <= self.results_limit:
             self.results_used += size
             return [event]
+        self.dropped += 1
+        self.dropped_bytes += size
+        if self.results_truncated:
+            return []
         self.results_truncated = True
         text = f"[results truncated: more than {self.results_limit} bytes of results and errors in this cell]"
         return [{"type": "result", "data": {"text/plain": text}, "is_main_result": False}]
 
     def _cut(self, text: str) -> str:
-        if len(text) <= self.limit:
+        limit = min(self.limit, ERROR_TEXT_LIMIT)
+        if len(text) <= limit:
             return text
-        return text[: self.limit] + f"\n[truncated: more than {self.limit} characters]"
+        return text[:limit] + f"\n[truncated: more than {limit} characters]"
