@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, TypeVar
 
@@ -40,7 +41,12 @@ class _Api:
 
     def __init__(self, config: ConnectionConfig, http: httpx.Client | None = None) -> None:
         self.config = config
-        self.http = http or httpx.Client(**config.client_options())
+        if http is None:
+            http = httpx.Client(**config.client_options())
+            # A Sandbox dropped without close() (often: after kill()) closes the connection it made
+            # when collected, or at exit, instead of leaving its socket to the garbage collector.
+            weakref.finalize(self, http.close)
+        self.http = http
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         with translate_errors():
