@@ -1,21 +1,21 @@
 """The seccomp filter bubblewrap puts on a sandbox's kernel: a BPF program built with libseccomp.
 
-Modelled on Docker's default profile (moby/moby profiles/seccomp/default.json): the calls it
-leaves out of its allowlist, or allows only to holders of a capability a sandbox never has, are
-refused here, and ptrace too (Docker allows it on kernels from 4.8). Unlike Docker we deny by name
-and allow the rest (default ALLOW): an allowlist breaks the first library that uses a call it did
-not foresee (each kernel release adds some, and glibc and runtimes adopt them: clone3, rseq,
-statx...), while the calls below are the ones that carry kernel exploits or reach past the
-namespaces, and nothing an analysis kernel runs needs them. The price: a call the kernel adds
-later is allowed until it is named here.
+An allow list in the shape of Docker's default profile (moby/profiles seccomp/default.json): a
+call is refused with EPERM unless seccomp_allowed.py names it, so a call the kernel adds next
+year is refused until someone allows it there. A few calls Docker allows are refused here too
+(DENIED_CALLS says which and why: ptrace and process_vm_readv/writev, file handles,
+memfd_secret, the clock's adjustment, the new mount-table calls); clone may not make namespaces
+and clone3 answers ENOSYS (glibc then falls back to clone), personality() takes only Docker's
+values, and socket() only ALLOWED_FAMILIES.
 
-A refused call fails with EPERM, as in Docker. A refused socket family fails with EOPNOTSUPP, not
-Docker's EPERM nor EAFNOSUPPORT: libzmq (the kernel's messaging) lists the interfaces through
-netlink as it binds, takes EOPNOTSUPP as "no netlink here" (as on WSL 1) and aborts the kernel on
-any other errno; and socket() itself never answers EOPNOTSUPP for a family, so a test tells the
-filter's refusal from a family the kernel lacks. glibc's address lookup falls back whatever the
-errno. Another architecture's calls (i386's int 0x80, x32 on x86_64) kill the process: the filter
-knows only the native one.
+A refused socket family fails with EOPNOTSUPP, not Docker's EPERM nor EAFNOSUPPORT: libzmq (the
+kernel's messaging) lists the interfaces through netlink as it binds, takes EOPNOTSUPP as "no
+netlink here" (as on WSL 1) and aborts the kernel on any other errno; and socket() itself never
+answers EOPNOTSUPP for a family, so a test tells the filter's refusal from a family the kernel
+lacks. glibc's address lookup falls back whatever the errno. Another architecture's calls
+(i386's int 0x80, x32 on x86_64) kill the process: the filter knows only the native one.
+
+Under gVisor the same DENIED_CALLS are refused by name and the rest allowed (oci_profile says why).
 """
 
 from __future__ import annotations
@@ -27,10 +27,14 @@ import tempfile
 from types import ModuleType
 from typing import Any
 
+from sandboxes.drivers.seccomp_allowed import ALLOWED_CALLS
+
 DENIED_ERRNO = errno.EPERM
 DENIED_FAMILY_ERRNO = errno.EOPNOTSUPP
 
-# Calls the sandbox may not make (names the running architecture lacks are skipped).
+# Calls the sandbox may not make, named for gVisor's filter (oci_profile) and the tests: under
+# bubblewrap every call not allowed is refused, these among them (names the running architecture
+# or libseccomp lacks are skipped).
 DENIED_CALLS = (
     # io_uring runs calls outside this filter (its own socket, open, ...) and is a steady
     # source of kernel exploits; Docker dropped it from its allowlist in 2023.
@@ -94,6 +98,17 @@ DENIED_CALLS = (
     "nfsservctl",
     "vm86",
     "vm86old",
+    # NUMA placement (Docker allows it only with CAP_SYS_NICE): moving pages between nodes and
+    # binding memory to them reaches other processes' pages and the host's topology.
+    "mbind",
+    "move_pages",
+    "migrate_pages",
+    "set_mempolicy",
+    "set_mempolicy_home_node",
+    "get_mempolicy",
+    # Allowed by Docker, refused here: the mount table by id (Linux 6.8), past /proc's view.
+    "listmount",
+    "statmount",
 )
 
 # socket() families the sandbox may open; AF_VSOCK reaches the hypervisor past the network
@@ -123,10 +138,10 @@ def denied_calls() -> list[str]:
     return [name for name in DENIED_CALLS if seccomp.resolve_syscall(seccomp.Arch.NATIVE, name) >= 0]
 
 
-# clone() flags that make namespaces. Under bubblewrap a sandbox may not make user namespaces
-# (--disable-userns) and has no capability for the others; a forked kernel (sandboxes/forkserver)
-# has no user namespace of its own to hold such a limit, so its filter refuses them all, as
-# Docker's profile does for a container without CAP_SYS_ADMIN.
+# clone() flags that make namespaces, which no sandbox may make: it has no capability for any but
+# a user namespace, and bubblewrap's --disable-userns refuses that; a forked kernel
+# (sandboxes/forkserver) has no user namespace of its own to hold such a limit. Docker's profile
+# refuses them to a container without CAP_SYS_ADMIN.
 NAMESPACE_FLAGS = {
     "CLONE_NEWNS": 0x00020000,
     "CLONE_NEWCGROUP": 0x02000000,
@@ -142,31 +157,37 @@ NAMESPACE_FLAGS = {
 CLONE3_ERRNO = errno.ENOSYS
 
 
+def allowed_calls() -> list[str]:
+    """The names in ALLOWED_CALLS this architecture has (and libseccomp knows)."""
+    seccomp = _libseccomp()
+    return [name for name in ALLOWED_CALLS if seccomp.resolve_syscall(seccomp.Arch.NATIVE, name) >= 0]
+
+
 @functools.cache
-def program(no_new_namespaces: bool = False) -> bytes:
-    """The compiled filter for this machine's architecture, as ``bwrap --seccomp FD`` reads it;
-    with ``no_new_namespaces``, clone() may not make namespaces either (NAMESPACE_FLAGS).
+def program() -> bytes:
+    """The compiled filter for this machine's architecture, as ``bwrap --seccomp FD`` and the fork
+    server (prctl) read it.
 
     Raises OSError when libseccomp is missing: bubblewrap then refuses to start a sandbox.
     """
     seccomp = _libseccomp()
-    rules = seccomp.SyscallFilter(seccomp.ALLOW)
+    rules = seccomp.SyscallFilter(seccomp.ERRNO(DENIED_ERRNO))
     rules.set_attr(seccomp.Attr.ACT_BADARCH, seccomp.KILL_PROCESS)
-    rules.set_attr(seccomp.Attr.CTL_OPTIMIZE, 2)  # a binary tree: every call pays a few compares, not 53
-    for name in denied_calls():
-        rules.add_rule(seccomp.ERRNO(DENIED_ERRNO), name)
-    for call, errno_, compares in (
-        ("socket", DENIED_FAMILY_ERRNO, family_rules()),
-        ("personality", DENIED_ERRNO, personality_rules()),
-    ):
-        for mask, value in compares:
-            rules.add_rule(seccomp.ERRNO(errno_), call, seccomp.Arg(0, seccomp.MASKED_EQ, mask, value))
-    if no_new_namespaces:
-        for flag in NAMESPACE_FLAGS.values():
-            rules.add_rule(
-                seccomp.ERRNO(DENIED_ERRNO), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag)
-            )
-        rules.add_rule(seccomp.ERRNO(CLONE3_ERRNO), "clone3")
+    rules.set_attr(seccomp.Attr.CTL_OPTIMIZE, 2)  # a binary tree: every call pays a few compares, not 360
+    for name in allowed_calls():
+        rules.add_rule(seccomp.ALLOW, name)
+    # Each conditional call gets rules that allow exactly the good arguments and, where its refusal
+    # is not the default's EPERM, rules for exactly the rest: together they cover every value.
+    for family in ALLOWED_FAMILIES:
+        rules.add_rule(seccomp.ALLOW, "socket", seccomp.Arg(0, seccomp.MASKED_EQ, _ALL_ONES, family))
+    refused_family = seccomp.ERRNO(DENIED_FAMILY_ERRNO)
+    for mask, value in family_rules():
+        rules.add_rule(refused_family, "socket", seccomp.Arg(0, seccomp.MASKED_EQ, mask, value))
+    for persona in ALLOWED_PERSONALITIES:  # the kernel reads an unsigned int
+        rules.add_rule(seccomp.ALLOW, "personality", seccomp.Arg(0, seccomp.MASKED_EQ, 0xFFFFFFFF, persona))
+    namespaces = functools.reduce(int.__or__, NAMESPACE_FLAGS.values())
+    rules.add_rule(seccomp.ALLOW, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, namespaces, 0))
+    rules.add_rule(seccomp.ERRNO(CLONE3_ERRNO), "clone3")
     with tempfile.TemporaryFile() as out:
         rules.export_bpf(out)
         out.seek(0)
@@ -175,15 +196,20 @@ def program(no_new_namespaces: bool = False) -> bytes:
 
 @functools.cache
 def oci_profile() -> dict[str, Any]:
-    """The same filter as an OCI runtime spec's ``linux.seccomp``, for gVisor (``runsc
+    """DENIED_CALLS as an OCI runtime spec's ``linux.seccomp``, for gVisor (``runsc
     --oci-seccomp``), whose Sentry applies it to the calls the guest makes of it: the guest's
     calls never reach the host kernel, but each refused one is an entry point into the Sentry
     (its user namespaces, its mount and keyring code) that a sandbox needs no more than under
     bubblewrap. Names gVisor does not implement are harmless: it answers them ENOSYS anyway.
 
-    Without the socket families: runsc (2024) ignores ``errnoRet`` and answers EPERM, on which
-    libzmq aborts the kernel (see above), and a guest's sockets are the Sentry's own network
-    stack, with no vsock and no raw packets; the tests show both refused.
+    A deny list, not bubblewrap's allow list: the guest's calls are answered by the Sentry's own
+    table, where a call Linux adds next year is ENOSYS until gVisor implements it (listmount and
+    statmount are, in the runsc of 2024; test_seccomp_under_gvisor.py), and then it is gVisor's
+    code that answers it, never the host kernel's; and
+    runsc (2024) ignores ``errnoRet`` and answers EPERM, where the allow list needs ENOSYS for
+    clone3 (threads fall back to clone only on ENOSYS). Without the socket families for the same
+    reason: libzmq aborts the kernel on EPERM (see above), and a guest's sockets are the Sentry's
+    own network stack, with no vsock and no raw packets; the tests show both refused.
     """
     return {
         "defaultAction": "SCMP_ACT_ALLOW",

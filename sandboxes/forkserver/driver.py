@@ -132,7 +132,7 @@ class ForkingDriver(BwrapDriver):
                         str(inside): str(host) for inside, host in spec.ro_binds.items() if inside != host
                     },
                     preload=spec.preload,
-                    seccomp=seccomp_filter.program(no_new_namespaces=True),
+                    seccomp=seccomp_filter.program(),
                     holding=spec.runtime_dir.with_name(f"zygote-{len(self.servers)}-{os.getpid()}"),
                     stderr=self.stderr,
                 )
