@@ -2,11 +2,15 @@
 
 Libraries size their caches and worker pools from /proc/meminfo and the CPU count (glibc counts
 /sys/devices/system/cpu/online, else /proc/stat); the host's would tell a 1 GiB, one-core sandbox
-that it has the whole machine. And the host's kernel command line, build, boot id, disks, load
-and uptime would tell every sandbox which machine it shares, and when it booted. So the view is
-written once, when the sandbox starts, as a sandbox that uses nothing yet: its memory limit as
-RAM, its CPU quota (rounded up, at most the host's) as its CPUs, a load of 0, no disks, and no
-host identifier. It does not follow use. The folders of /sys not placed here are absent (neither
+that it has the whole machine. And the host's kernel command line, build, boot id, disks and
+load would tell every sandbox which machine it shares. So the view is written once, when the
+sandbox starts, as a sandbox that uses nothing yet: its memory limit as RAM, its CPU quota
+(rounded up, at most the host's) as its CPUs, a load of 0, no disks, and no host identifier. It
+does not follow use.
+
+The host's boot time stays (/proc/uptime, btime in /proc/stat): every process's start time in
+/proc/<pid>/stat is counted from it, which no file placed here can change, and psutil and the
+like add the two up to date a process. The folders of /sys not placed here are absent (neither
 driver mounts a sysfs).
 """
 
@@ -14,12 +18,12 @@ from __future__ import annotations
 
 import math
 import os
-import time
 import uuid
 from pathlib import Path
 
 HOST_MEMINFO = Path("/proc/meminfo")
 HOST_CPUINFO = Path("/proc/cpuinfo")
+HOST_STAT = Path("/proc/stat")
 # Sizes that are not amounts of memory in use, kept as the host has them.
 KEPT = frozenset({"Hugepagesize", "VmallocTotal"})
 # Host files no library needs that count the host's CPUs, memory zones or modules: placed empty.
@@ -44,9 +48,8 @@ def views(memory_bytes: int, cpu_cores: float) -> dict[str, str]:
     placed = {
         "/proc/meminfo": meminfo(memory_bytes),
         "/proc/cpuinfo": cpuinfo(cpus),
-        "/proc/stat": stat(cpus, int(time.time())),
+        "/proc/stat": stat(cpus, host_boot_time()),
         "/proc/loadavg": "0.00 0.00 0.00 1/1 1\n",
-        "/proc/uptime": "0.00 0.00\n",
         "/proc/cmdline": "\n",
         "/proc/version": f"Linux version {os.uname().release} (sandbox) #1 SMP\n",
         "/proc/sys/kernel/random/boot_id": f"{uuid.uuid4()}\n",
@@ -115,8 +118,14 @@ def cpuinfo(cpus: int, host: str | None = None) -> str:
     return "\n\n".join(blocks) + "\n\n"
 
 
+def host_boot_time(host: str | None = None) -> int:
+    """The host's boot time (btime in /proc/stat), in seconds since the epoch."""
+    text = HOST_STAT.read_text() if host is None else host
+    return next(int(line.split()[1]) for line in text.splitlines() if line.startswith("btime "))
+
+
 def stat(cpus: int, boot_time: int) -> str:
-    """/proc/stat of a machine of ``cpus`` idle CPUs that booted at ``boot_time`` (the sandbox's start)."""
+    """/proc/stat of a machine of ``cpus`` idle CPUs that booted at ``boot_time``."""
     times = " 0" * 10
     lines = [f"cpu {times}", *(f"cpu{index}{times}" for index in range(cpus))]
     lines += ["intr 0", "ctxt 0", f"btime {boot_time}", "processes 1", "procs_running 1", "procs_blocked 0"]

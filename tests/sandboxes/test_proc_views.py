@@ -11,7 +11,7 @@ carried the host uid it runs as (the kernel prints a tmpfs's owner in the host's
 bubblewrap mounts them unprivileged); they are folders of a tmpfs sandboxd mounts now
 (sandboxes/drivers/scaffold.py), and no line of the table names that uid.
 
-The host's kernel command line, build, boot id, disks, load, uptime and CPU count showed through
+The host's kernel command line, build, boot id, disks, load and CPU count showed through
 the rest of /proc (sandboxes/drivers/procfiles.py places the sandbox's own); each is read here on
 the host too, so that a host value that shows through fails the test. Forked kernels
 (sandboxes/forkserver) place the same files: both sandboxds are asked.
@@ -210,7 +210,9 @@ def test_no_host_identifier_shows_through(own_view):
         assert host[path] and inside[path] == "", f"the host's {path} shows"
 
 
-def test_load_uptime_and_boot_time_are_the_sandboxs(own_view):
+def test_the_load_is_the_sandboxs_and_the_boot_time_the_hosts(own_view):
+    """The boot time is the host's on purpose: /proc/<pid>/stat counts every process's start from
+    it (test_warm_pool.py dates a kernel so, as psutil does)."""
     inside, _ = own_view
     host = host_files()
     assert inside["/proc/loadavg"].split()[:3] == ["0.00", "0.00", "0.00"]
@@ -218,12 +220,12 @@ def test_load_uptime_and_boot_time_are_the_sandboxs(own_view):
         int(view.split()[3].split("/")[1]) for view in (host["/proc/loadavg"], inside["/proc/loadavg"])
     )
     assert tasks < host_tasks, "the host's task count shows in /proc/loadavg"
-    assert float(inside["/proc/uptime"].split()[0]) < float(host["/proc/uptime"].split()[0])
 
     def boot_time(stat: str) -> int:
         return int(re.search(r"^btime (\d+)$", stat, re.M).group(1))
 
-    assert boot_time(inside["/proc/stat"]) > boot_time(host["/proc/stat"]), "the host's boot time shows"
+    assert boot_time(inside["/proc/stat"]) == boot_time(host["/proc/stat"])
+    assert inside["/proc/uptime"].split()[0] != "0.00"
 
 
 def test_the_cpus_are_the_sandboxs_quota(own_view):
