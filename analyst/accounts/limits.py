@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Q, Sum
+from django.db.models import Q
 from django.utils import timezone
 
+from analyst.accounts.storage import stored_bytes
 from analyst.lib.sizes import human_size
-from analyst.models import Artifact, DataFile, Event, KernelSnapshot, Turn, UserLimits
+from analyst.models import Event, Turn, UserLimits
 
 MINUTE = dt.timedelta(minutes=1)
 # The web process sends a turn to the queue as soon as it is stored; one still unsent after this
@@ -122,26 +123,19 @@ def cell_times(user: AbstractBaseUser, *, since: dt.datetime) -> list[dt.datetim
     return sorted(times)
 
 
-def check_storage(user: AbstractBaseUser, *, adding: int, what: str) -> None:
+def check_storage(user: AbstractBaseUser, *, adding: int, what: str, stored: int | None = None) -> None:
     """Raises LimitReached when storing ``adding`` more bytes (``what``, for the message) would
-    take ``user`` past their storage limit."""
+    take ``user`` past their storage limit (``stored``: what they took before, when counted already)."""
     limit = limits_for(user).stored_bytes
     if not limit:
         return
-    stored = stored_bytes(user)
+    stored = stored_bytes(user) if stored is None else stored
     if stored + adding > limit:
         raise LimitReached(
             "storage_limit",
             f"{what} ({human_size(adding)}) would take your files, charts and saved kernels past your"
             f" {human_size(limit)} (they take {human_size(stored)}); delete files or sessions to make room.",
         )
-
-
-def stored_bytes(user: AbstractBaseUser) -> int:
-    return sum(
-        model.objects.filter(session__owner=user).aggregate(total=Sum("size"))["total"] or 0
-        for model in (DataFile, Artifact, KernelSnapshot)
-    )
 
 
 def unfinished_turns(user: AbstractBaseUser, *, now: dt.datetime | None = None) -> int:

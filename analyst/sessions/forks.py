@@ -11,13 +11,13 @@ import json
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.files.base import ContentFile, File
 from django.db import transaction
 from django.db.models import QuerySet
 
 from analyst.kernels import snapshots as kernel_snapshots
 from analyst.models import AnalysisSession, Artifact, DataFile, Event, KernelSnapshot, Message
 from analyst.realtime import events
+from analyst.uploads import shared_files
 
 FRESH_KERNEL = (
     "Forked from “{title}”. No saved kernel state existed, so this fork starts from a fresh kernel:"
@@ -44,9 +44,12 @@ def do_fork(
     *, source: AnalysisSession, owner: AbstractBaseUser, files: bool = True, kernel_state: bool = True
 ) -> AnalysisSession:
     """A copy of ``source`` for ``owner``: the transcript always; the uploads when ``files``; the
-    latest snapshot when ``kernel_state`` (which holds the workdir, so it brings the files too)."""
+    latest snapshot when ``kernel_state`` (which holds the workdir, so it brings the files too).
+    The copies share the stored bytes; raises LimitReached (and makes nothing) when they would take
+    ``owner``'s storage past the limit, which only a fork of someone else's session can."""
     files = files or kernel_state
-    with transaction.atomic():
+    title = f"A fork of “{source.title}”"
+    with transaction.atomic(), shared_files.within_storage_limit(owner, what=title):
         fork = AnalysisSession.objects.create(
             owner=owner, title=f"{source.title} (fork)"[:200], model=source.model, next_seq=source.next_seq
         )
@@ -102,12 +105,12 @@ def copy_snapshot(snapshot: KernelSnapshot, fork: AnalysisSession) -> KernelSnap
 
 
 def _copy_artifacts(artifacts: QuerySet, fork: AnalysisSession) -> dict[str, str]:
-    """Copy each artifact into the fork (its own, so access checks stay per session); old id → new."""
+    """A row for each artifact in the fork (its own, so access checks stay per session), naming
+    the same stored file (shared_files deletes it once no row names it); old id → new."""
     renamed = {}
     for artifact in artifacts:
         copy = Artifact(session=fork, mime_type=artifact.mime_type, size=artifact.size)
-        with artifact.file.open("rb") as content:
-            copy.file.save(artifact.file.name.rsplit("/", 1)[-1], ContentFile(content.read()), save=False)
+        copy.file.name = artifact.file.name
         copy.save()
         renamed[str(artifact.id)] = str(copy.id)
     return renamed
@@ -134,9 +137,9 @@ def copy_files(source: AnalysisSession, fork: AnalysisSession) -> None:
 
 
 def copy_file(data_file: DataFile, session: AnalysisSession, **changed: Any) -> DataFile:
-    """A copy of an upload (its stored content too) in ``session``, with the fields in ``changed``
-    set otherwise; uploaded when the original was, unless its placement is changed (a file to be
-    placed anew is new to the sandbox it goes to)."""
+    """A copy of an upload in ``session``, naming the same stored content (shared_files deletes it
+    once no row names it), with the fields in ``changed`` set otherwise; uploaded when the original
+    was, unless its placement is changed (a file to be placed anew is new to the sandbox it goes to)."""
     fields = {
         "name": data_file.name,
         "path": data_file.path,
@@ -150,8 +153,7 @@ def copy_file(data_file: DataFile, session: AnalysisSession, **changed: Any) -> 
         "placement_error": data_file.placement_error,
     }
     copy = DataFile(session=session, **{**fields, **changed})
-    with data_file.stored.open("rb") as content:
-        copy.stored.save(data_file.name, File(content), save=False)  # in chunks: uploads are large
+    copy.stored.name = data_file.stored.name
     copy.save()
     if "placement" not in changed:
         DataFile.objects.filter(id=copy.id).update(uploaded_at=data_file.uploaded_at)

@@ -11,6 +11,7 @@ from django.http import Http404
 from analyst.kernels import hosts as sandbox_hosts
 from analyst.kernels import snapshots as kernel_snapshots
 from analyst.models import AnalysisSession
+from analyst.uploads import shared_files
 from sandboxes import Sandbox, SandboxError
 
 
@@ -65,7 +66,8 @@ def do_update(session: AnalysisSession, *, title: object = None, model: object =
 
 
 def do_delete(session: AnalysisSession) -> None:
-    """Delete the session with everything it made: its sandbox, snapshots and stored files."""
+    """Delete the session with everything it made: its sandbox, and its snapshots and stored files
+    but those a copy of it (a fork, a branch) still names."""
     if session.sandbox_id:
         with contextlib.suppress(SandboxError):  # not connect(): that would resume a paused one
             Sandbox.kill_by_id(session.sandbox_id, url=sandbox_hosts.url(session.sandbox_host))
@@ -73,5 +75,4 @@ def do_delete(session: AnalysisSession) -> None:
         kernel_snapshots.forget(snapshot)
     stored = [f.stored for f in session.files.all()] + [a.file for a in session.artifacts.all()]
     session.delete()
-    for field_file in stored:
-        field_file.delete(save=False)
+    shared_files.release(stored)

@@ -24,7 +24,7 @@ from analyst.kernels.session_files import live_sandbox
 from analyst.lib.sizes import human_size
 from analyst.models import AnalysisSession, DataFile
 from analyst.realtime import events
-from analyst.uploads import placement_queue
+from analyst.uploads import placement_queue, shared_files
 from sandboxes import SandboxError
 
 TABLES = (".csv", ".tsv", ".txt", ".xlsx", ".xlsm", ".xls", ".parquet", ".json", ".jsonl", ".ndjson")
@@ -85,8 +85,8 @@ def do_upload(*, session: AnalysisSession, upload: UploadedFile) -> DataFile:
     path = f"data/{name}"
     with transaction.atomic():
         for replaced in DataFile.objects.filter(session=session, path=path):
-            transaction.on_commit(lambda stored=replaced.stored: stored.delete(save=False))
             replaced.delete()
+            shared_files.release([replaced.stored])  # unless a fork's copy still names it
         user_limits.check_storage(session.owner, adding=upload.size, what=name)  # the replaced one freed
         data_file = DataFile(session=session, name=name, path=path, size=upload.size)
         stem, dot, extension = name.rpartition(".")
@@ -186,7 +186,7 @@ def do_delete(*, session: AnalysisSession, file_id: int) -> None:
                 pass  # the sandbox went meanwhile: its next one is made or restored without it
     with transaction.atomic():
         data_file.delete()
-        transaction.on_commit(lambda stored=data_file.stored: stored.delete(save=False))
+        shared_files.release([data_file.stored])
         removed = {"id": file_id, "name": data_file.name, "path": data_file.path, "paths": paths}
         events.append(session.id, "file_removed", removed)
 

@@ -208,5 +208,9 @@ def shared_static(request: HttpRequest, token: str) -> HttpResponse:
 @require_POST
 def shared_fork(request: HttpRequest, token: str) -> HttpResponse:
     link: ShareLink = shares.get_shared(token)
-    fork = forks.do_fork(source=link.session, owner=request.user, **shares.fork_carries(link))
+    try:
+        fork = forks.do_fork(source=link.session, owner=request.user, **shares.fork_carries(link))
+    except user_limits.LimitReached as exc:  # its files would take the forker past their storage
+        messages.error(request, str(exc))
+        return redirect("shared", token=token)
     return redirect("session", session_id=fork.id)
