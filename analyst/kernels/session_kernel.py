@@ -360,6 +360,8 @@ class SessionKernel:
         self.emit("saving", {})  # the page says so, and that a question sent now starts next
         try:
             kernel_snapshots.take(self.session, self._sandbox, turn)
+        except kernel_snapshots.StateNotSaved as exc:  # past the owner's storage limit
+            self.emit("notice", {"text": str(exc), "code": "state_not_saved"})
         except SnapshotTooLarge:
             self.notice(
                 "The kernel's variables are too large to save, so they will not survive the kernel"

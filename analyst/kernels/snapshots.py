@@ -5,6 +5,10 @@ One is taken after each turn that ran code, so the state before any of the last
 ANALYST_SNAPSHOTS_KEPT such turns can be had again; older ones are deleted (here and in sandboxd,
 which keeps every snapshot until told to delete it).
 
+A new snapshot counts against its owner's storage limit (accounts.storage: once, however many
+forks name it), less the old ones it replaces. One that would pass the limit is deleted at once:
+the session keeps its previous snapshot, and StateNotSaved says so for the user.
+
 Only a session's own rows are ever restored, so one user's snapshot never reaches another's
 session (a fork gets a row of its own, made by its owner's request for a session they may see).
 """
@@ -15,14 +19,24 @@ import logging
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
+from django.utils import timezone
 
+from analyst.accounts import limits as user_limits
+from analyst.accounts.storage import stored_bytes
 from analyst.kernels import hosts as sandbox_hosts
 from analyst.kernels import live_sandboxes
+from analyst.lib.sizes import human_size
 from analyst.models import AnalysisSession, Event, KernelSnapshot, Turn
-from sandboxes import Sandbox, SandboxError, SnapshotNotFound
+from sandboxes import Sandbox, SandboxError, SnapshotInfo, SnapshotNotFound
 
 log = logging.getLogger(__name__)
+
+
+class StateNotSaved(Exception):
+    """The kernel's new snapshot would take its owner past their storage limit, so it was deleted;
+    the message says so, and what a restore brings back instead."""
 
 
 def latest(session: AnalysisSession) -> KernelSnapshot | None:
@@ -68,18 +82,52 @@ def kept_turns() -> str:
 
 
 def take(session: AnalysisSession, sandbox: Sandbox, turn: Turn | None) -> KernelSnapshot:
-    """Snapshot the session's sandbox and keep only the newest few. Raises SandboxError."""
+    """Snapshot the session's sandbox and keep only the newest few. Raises SandboxError, and
+    StateNotSaved (the earlier snapshots kept) past the owner's storage limit."""
     info = sandbox.snapshot()
-    snapshot = KernelSnapshot.objects.create(
-        session=session,
-        turn=turn,
-        snapshot_id=info.snapshot_id,
-        host=session.sandbox_host,
-        size=info.size,
-        unsaved=sorted(info.unsaved),
-    )
+    with transaction.atomic():
+        user_limits.hold_user(session.owner)  # two sessions' snapshots at once are counted in turn
+        refusal = over_limit(session, info)
+        if refusal is None:
+            snapshot = KernelSnapshot.objects.create(
+                session=session,
+                turn=turn,
+                snapshot_id=info.snapshot_id,
+                host=session.sandbox_host,
+                size=info.size,
+                unsaved=sorted(info.unsaved),
+            )
+    if refusal is not None:
+        _delete_in_sandboxd(info.snapshot_id, session.sandbox_host)
+        raise StateNotSaved(refusal)
     prune(session, keep=settings.ANALYST_SNAPSHOTS_KEPT)
     return snapshot
+
+
+def over_limit(session: AnalysisSession, info: SnapshotInfo) -> str | None:
+    """Why ``info``, a new snapshot of ``session``, may not be kept (its owner's storage limit),
+    or None. The snapshots it would prune count as gone; a snapshot that grows nothing passes."""
+    owner = session.owner
+    limit = user_limits.limits_for(owner).stored_bytes
+    if not limit:
+        return None
+    keep = max(settings.ANALYST_SNAPSHOTS_KEPT - 1, 0)  # the new one is kept among them
+    pruned = list(session.snapshots.order_by("-id").values_list("id", flat=True)[keep:])
+    stored = stored_bytes(owner)
+    after = stored_bytes(owner, leaving=pruned) + info.size
+    if after <= limit or after <= stored:
+        return None
+    previous = latest(session)
+    if previous is None:
+        kept = "No earlier state of this kernel is saved: if it expires, its variables are gone."
+    else:
+        when = timezone.localtime(previous.created_at).strftime("%Y-%m-%d %H:%M")
+        kept = f"The state saved at {when} is kept: if this kernel expires, it comes back as it was then."
+    return (
+        f"The kernel's variables and files ({human_size(info.size)}) were not saved: they would take"
+        f" your files, charts and saved kernels past your {human_size(limit)} (they take"
+        f" {human_size(stored)}). {kept} Delete files or sessions, or free large variables, to make room."
+    )
 
 
 def restore(session: AnalysisSession, snapshot: KernelSnapshot, *, host: str) -> Sandbox:
@@ -105,9 +153,13 @@ def forget(snapshot: KernelSnapshot) -> None:
     snapshot.delete()
     if KernelSnapshot.objects.filter(snapshot_id=snapshot.snapshot_id).exists():
         return
+    _delete_in_sandboxd(snapshot.snapshot_id, snapshot.host)
+
+
+def _delete_in_sandboxd(snapshot_id: str, host: str) -> None:
     try:
-        Sandbox.delete_snapshot(snapshot.snapshot_id, url=sandbox_hosts.url(snapshot.host))
+        Sandbox.delete_snapshot(snapshot_id, url=sandbox_hosts.url(host))
     except SnapshotNotFound:
         pass
     except SandboxError as exc:
-        log.warning("could not delete snapshot %s: %s", snapshot.snapshot_id, exc)
+        log.warning("could not delete snapshot %s: %s", snapshot_id, exc)
