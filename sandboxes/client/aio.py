@@ -270,7 +270,8 @@ class AsyncCodeContext:
         return execution
 
     async def interrupt(self) -> bool:
-        """See CodeContext.interrupt: True if the kernel stopped the running cell."""
+        """See CodeContext.interrupt: True once the running cell ended (by its interrupt, or by
+        a restart of its kernel after the interrupt grace)."""
         return await self.sandbox._api.call(routes.interrupt(self.sandbox.sandbox_id, self.id))
 
     async def restart(self) -> None:

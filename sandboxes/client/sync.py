@@ -300,11 +300,14 @@ class CodeContext:
         return execution
 
     def interrupt(self) -> bool:
-        """Interrupt the running cell; True if the kernel stopped it."""
+        """Interrupt the running cell; True once it ended. A cell still running after the
+        driver's interrupt grace (it ignores SIGINT, or sits in C code) is ended by restarting
+        the kernel: that cell ends with a ``KernelRestarted`` error, and the state is gone."""
         return self.sandbox._api.call(routes.interrupt(self.sandbox.sandbox_id, self.id))
 
     def restart(self) -> None:
-        """Restart the kernel with empty state (files are kept)."""
+        """Restart the kernel with empty state (files are kept); a running cell ends with a
+        ``KernelRestarted`` error."""
         self.sandbox._api.call(routes.restart(self.sandbox.sandbox_id, self.id))
 
     def variables(self) -> VariableList:

@@ -28,6 +28,9 @@ LAUNCHER = Path(__file__).with_name("kernel_launcher.py")
 # After the shell's execute_reply, how long iopub may stay silent before the cell counts as over:
 # its idle status may have been dropped (a full queue, or a message over the size limit).
 QUIET_AFTER_REPLY_SECONDS = 1.0
+# How long a cell sent may go without a sign that the kernel took it (its busy status, or its
+# reply): a kernel that answers does so within milliseconds; one that closed its own sockets never.
+UNANSWERED_SECONDS = 5.0
 PORTS = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
 CHANNELS = ("shell", "iopub", "stdin", "control")  # the ones sandboxd reads (not the heartbeat)
 
@@ -38,6 +41,15 @@ class KernelDied(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class KernelUnanswered(KernelDied):
+    """The kernel process lives but stopped answering on its channels (a cell closed its
+    sockets); ``started`` says whether the cell at hand may have run."""
+
+    def __init__(self, reason: str, *, started: bool) -> None:
+        super().__init__(reason)
+        self.started = started
 
 
 class KernelStartFailed(Exception):
@@ -201,9 +213,11 @@ class Kernel:
             code, silent=silent, store_history=not silent, allow_stdin=False, stop_on_error=False
         )
         self.running = msg_id
-        deadline = None if timeout is None else time.monotonic() + timeout
+        sent = time.monotonic()
+        deadline = None if timeout is None else sent + timeout
         reply: dict[str, object] | None = None  # the shell's execute_reply, once seen
         idle_seen = False  # the reply often comes first: only a missing idle status means loss
+        taken = False  # whether the kernel has shown it took the cell (any message of it)
         quiet_since = time.monotonic()
         while True:
             if deadline is not None and time.monotonic() > deadline:
@@ -213,12 +227,17 @@ class Kernel:
             except queue.Empty:
                 self._check_alive()
                 reply = reply or await self._reply_to(msg_id, timeout=0)
+                taken = taken or reply is not None
+                if not taken and time.monotonic() - sent > UNANSWERED_SECONDS:
+                    self.running = None
+                    raise KernelUnanswered("it did not take the cell", started=False) from None
                 if reply is not None and time.monotonic() - quiet_since > QUIET_AFTER_REPLY_SECONDS:
                     break  # the idle status was lost; the cell is over all the same
                 continue
             quiet_since = time.monotonic()  # the kernel is sending: its idle status may be queued
             if parent_id(msg) != msg_id:
                 continue  # a background thread's output, or a stale cell's: dropped
+            taken = True
             if is_idle(msg):
                 idle_seen = True
                 break
@@ -259,7 +278,7 @@ class Kernel:
         try:
             await self._wait_ready(timeout)
         except KernelStartFailed:
-            raise KernelDied("the kernel stopped answering on its channels") from None
+            raise KernelUnanswered("it stopped answering on its channels", started=False) from None
         await self._zmq.dropped()  # what the old sockets reported is answered
 
     async def _reconnect_iopub(self, timeout: float = 5.0) -> None:
@@ -279,6 +298,8 @@ class Kernel:
                 continue
             await self._drain_iopub()
             return
+        if self.is_alive():  # its publisher is gone (the cell closed it): no cell will reach us
+            raise KernelUnanswered("it stopped publishing its output", started=True)
 
     async def _reply_to(self, msg_id: str, timeout: float) -> dict[str, object] | None:
         """The shell reply to ``msg_id`` if it comes within ``timeout``; other replies are dropped."""

@@ -12,14 +12,16 @@ from pathlib import Path
 from typing import Protocol
 
 from sandboxes.errors import ContextBusy, SandboxError
-from sandboxes.kernels.kernel import Kernel, KernelDied, KernelSpec, error_for
+from sandboxes.kernels.kernel import Kernel, KernelDied, KernelSpec, KernelUnanswered, error_for
 from sandboxes.kernels.messages import Event, error_event
 from sandboxes.server.system_limits import check_room_for_a_kernel
 
 BUSY_GRACE_SECONDS = 1.0
+RESTART_WAIT_SECONDS = 60.0  # a killed kernel's cell ends, and a new kernel starts, well within this
 SILENT_OUTPUT_LIMIT = 1 << 20  # what we keep of our own cell's stdout: its last MiB
 RESULTS_LIMIT = 16 << 20  # a cell's results and errors, by default (SANDBOXD_RESULTS_LIMIT)
 ERROR_TEXT_LIMIT = 64 << 10  # an error's value, and its traceback, at most (or the stdout cap if less)
+RESTARTED = "variables and imports are gone, files in the workdir are kept"
 
 
 class DeferredVariables(Protocol):
@@ -50,6 +52,8 @@ class CodeContext:
         self._ours = False  # sandboxd's own short cell runs (inspector, deferred load): cells wait
         self.deferred: DeferredVariables | None = None  # large variables a restore has not loaded yet
         self.history = History()
+        self._cell_done: asyncio.Event | None = None  # set when the user's running cell has ended
+        self._stopping = False  # Stop or Restart is ending a cell that ignored its interrupt
 
     async def start(self) -> None:
         check_room_for_a_kernel()
@@ -80,33 +84,72 @@ class CodeContext:
         unloaded = await self._load_what_it_may_use(code)
         await self._refuse_if_busy()
         async with self._lock:
-            if unloaded:
-                yield {"type": "stderr", "text": f"[sandbox] {unloaded}\n"}
-            self.history.add(code)
-            capped = OutputCap(stdout_limit, results_limit)
-            finished = False
+            self._cell_done = asyncio.Event()
+            try:
+                async for event in self._run_held(code, timeout, stdout_limit, results_limit, unloaded):
+                    yield event
+            finally:
+                self._cell_done.set()
+                self._cell_done = None
+                self._stopping = False
+
+    async def _run_held(
+        self, code: str, timeout: float, stdout_limit: int, results_limit: int, unloaded: str
+    ) -> AsyncIterator[Event]:
+        if unloaded:
+            yield {"type": "stderr", "text": f"[sandbox] {unloaded}\n"}
+        self.history.add(code)
+        capped = OutputCap(stdout_limit, results_limit)
+        finished = False
+        try:
+            async for event in self._execute_on_an_answering_kernel(code, timeout, capped):
+                finished = event["type"] == "end_of_execution"
+                yield event
+        except TimeoutError:
+            finished = True
+            async for event in self._after_timeout(timeout):
+                yield event
+        except KernelDied as exc:
+            finished = True
+            await self._restart_kernel()
+            yield self._stopped_error() if self._stopping else error_for(exc)
+            yield {"type": "end_of_execution", "execution_count": None}
+        finally:
+            if not finished and self.kernel.is_alive():  # the caller went away mid-cell
+                self._winding_down = True
+                try:
+                    if not (await self.kernel.interrupt() and await self.kernel.wait_idle()):
+                        await self._restart_kernel()  # else the next cell would queue behind it
+                finally:
+                    self._winding_down = False
+
+    async def _execute_on_an_answering_kernel(
+        self, code: str, timeout: float, capped: OutputCap
+    ) -> AsyncIterator[Event]:
+        """The cell's capped events. A kernel that stopped answering (a cell closed its sockets:
+        no cell would reach it again) is restarted, saying so; a cell it never took runs on the
+        new kernel, once."""
+        for attempt in (1, 2):
             try:
                 async for event in self.kernel.execute(code, timeout):
-                    finished = event["type"] == "end_of_execution"
                     for out in capped.filter(event):
                         yield out
-            except TimeoutError:
-                finished = True
-                async for event in self._after_timeout(timeout):
-                    yield event
-            except KernelDied as exc:
-                finished = True
-                await self.restart()
-                yield error_for(exc)
-                yield {"type": "end_of_execution", "execution_count": None}
-            finally:
-                if not finished and self.kernel.is_alive():  # the caller went away mid-cell
-                    self._winding_down = True
-                    try:
-                        await self.kernel.interrupt()
-                        await self.kernel.wait_idle()
-                    finally:
-                        self._winding_down = False
+                return
+            except KernelUnanswered as exc:
+                await self._restart_kernel()
+                yield {"type": "stderr", "text": unanswered_notice(exc)}
+                if exc.started or attempt == 2:
+                    yield {"type": "end_of_execution", "execution_count": None}
+                    return
+
+    def _stopped_error(self) -> Event:
+        grace = self.spec.driver.interrupt_grace
+        return error_event(
+            "KernelRestarted",
+            f"The cell was stopped: it did not end within {grace:g} s of its interrupt, so the"
+            f" kernel was restarted: {RESTARTED}.",
+            [],
+        )
 
     async def _load_what_it_may_use(self, code: str) -> str:
         """Load deferred variables ``code`` may use; what could not be loaded, now or in the
@@ -151,7 +194,7 @@ class CodeContext:
                 if event["type"] == "stdout":
                     tail.add(event["text"])
         except (KernelDied, TimeoutError):
-            await self.restart()
+            await self._restart_kernel()
             raise KernelDied("the kernel died or hung while its state was saved or loaded") from None
         return tail.text()
 
@@ -171,10 +214,10 @@ class CodeContext:
                         tail.add(event["text"])
             except TimeoutError:
                 if not (await self.kernel.interrupt() and await self.kernel.wait_idle()):
-                    await self.restart()
+                    await self._restart_kernel()
                 raise
             except KernelDied:
-                await self.restart()
+                await self._restart_kernel()
                 raise
             finally:
                 self._ours = False
@@ -194,18 +237,50 @@ class CodeContext:
         if await self.kernel.interrupt() and await self.kernel.wait_idle():
             message = f"The cell ran longer than {timeout:g} s and was interrupted. State is kept."
         else:
-            await self.restart()
+            await self._restart_kernel()
             message = (
                 f"The cell ran longer than {timeout:g} s and would not stop, so the kernel was"
-                " restarted: variables and imports are gone, files in the workdir are kept."
+                f" restarted: {RESTARTED}."
             )
         yield error_event("TimeoutError", message, [])
         yield {"type": "end_of_execution", "execution_count": None}
 
     async def interrupt(self) -> bool:
-        return await self.kernel.interrupt()
+        """Interrupt the user's running cell; one still running ``interrupt_grace`` seconds later
+        (it ignores SIGINT, or sits in C code) is ended by killing its kernel, which the cell's
+        own run restarts, saying so in its events. True if the cell ended (or none ran)."""
+        done = self._cell_done
+        if done is None:  # no cell of the user's: nothing to escalate
+            return await self.kernel.interrupt()
+        grace = self.spec.driver.interrupt_grace
+        await self.kernel.interrupt()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(done.wait(), grace)
+            return True
+        await self._end_cell(done)
+        return done.is_set()
 
     async def restart(self) -> None:
+        """A kernel with empty state (files are kept). A running cell is ended first: its kernel
+        is killed and the cell's own run restarts it, saying so in its events."""
+        done = self._cell_done
+        if done is not None:
+            await self._end_cell(done)
+            if done.is_set():
+                return  # the cell's run restarted the kernel
+        async with self._lock:
+            await self._restart_kernel()
+
+    async def _end_cell(self, done: asyncio.Event) -> None:
+        """Kill the kernel under the running cell and wait (bounded) for its run to restart it."""
+        self._stopping = True
+        process = self.kernel.process
+        if process is not None:
+            await asyncio.to_thread(process.kill)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(done.wait(), RESTART_WAIT_SECONDS)
+
+    async def _restart_kernel(self) -> None:
         self._discard_deferred()
         await self.kernel.shutdown()
         self.kernel = Kernel(self.spec, self.workdir)
@@ -219,6 +294,15 @@ class CodeContext:
         if self.deferred is not None:
             self.deferred.discard()
             self.deferred = None
+
+
+def unanswered_notice(exc: KernelUnanswered) -> str:
+    """What a cell says when its kernel stopped answering and was restarted."""
+    where = "it ran no further" if exc.started else "this cell ran on the new kernel"
+    return (
+        f"[sandbox] the kernel stopped answering ({exc.reason}; did a cell close its sockets?),"
+        f" so it was restarted: {RESTARTED}; {where}.\n"
+    )
 
 
 class History:
