@@ -7,6 +7,7 @@ import base64
 import contextlib
 import errno
 import json
+from collections.abc import Callable
 from typing import Any
 
 from django.core.files import File
@@ -47,26 +48,40 @@ EXTENSIONS = {
 # How each binary type's file begins: a part that decodes to something else is not one.
 SIGNATURES = {"image/png": b"\x89PNG\r\n\x1a\n", "image/jpeg": b"\xff\xd8\xff"}
 BINARY = tuple(SIGNATURES)
+# Why a part of ``size`` bytes (``what``: "a chart") may not be stored (its owner's storage
+# limit), or None: the caller's, since this package counts no user's storage.
+NoRoom = Callable[[str, int], str | None]
 
 
-def store_bundle(session: AnalysisSession, bundle: dict[str, Any]) -> dict[str, Any]:
+def store_bundle(
+    session: AnalysisSession, bundle: dict[str, Any], *, no_room: NoRoom | None = None
+) -> dict[str, Any]:
     """The event payload for a MIME bundle: {"data": inline parts, "artifacts": {mime: ref}}.
     A binary part that is not the image it claims to be is left out, and a text/plain notice
-    says so: the kernel's code wrote it, and the rest of the result (and turn) stands."""
+    says so: the kernel's code wrote it, and the rest of the result (and turn) stands. So is a
+    part to be stored that ``no_room`` gives a reason not to store."""
     inline: dict[str, Any] = {}
     refs: dict[str, dict[str, Any]] = {}
     notices: list[str] = []
+
+    def keep(mime: str, content: bytes) -> None:
+        why = no_room(_what(mime), len(content)) if no_room else None
+        if why:
+            notices.append(f"[a {mime} part of this result was not stored: {why}]")
+        else:
+            refs[mime] = _store(session, mime, content)
+
     for mime, value in bundle.items():
         if mime in BINARY:
             image = decoded_image(mime, value)
             if image is None:
                 notices.append(not_an_image_notice(mime))
             else:
-                refs[mime] = _store(session, mime, image)
+                keep(mime, image)
             continue
         content = value.encode() if isinstance(value, str) else json.dumps(value).encode()
         if mime in EXTENSIONS and len(content) > INLINE_LIMIT:
-            refs[mime] = _store(session, mime, content)
+            keep(mime, content)
         else:
             inline[mime] = value
     if notices:
@@ -91,9 +106,13 @@ def not_an_image_notice(mime: str) -> str:
     return f"[a {mime} part of this result was not a valid image, so it was left out]"
 
 
+def _what(mime: str) -> str:
+    return "a chart" if mime.startswith("image/") else "a table" if mime == "text/html" else "a result"
+
+
 def _store(session: AnalysisSession, mime: str, content: bytes) -> dict[str, Any]:
     artifact = Artifact(session=session, mime_type=mime, size=len(content))
-    what = "a chart" if mime.startswith("image/") else "a table" if mime == "text/html" else "a result"
+    what = _what(mime)
     save_whole(artifact.file, f"result{EXTENSIONS.get(mime, '.bin')}", ContentFile(content), what=what)
     artifact.save()
     return {"id": str(artifact.id), "size": artifact.size, "url": f"/api/artifacts/{artifact.id}"}

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.conf import settings
 
+from analyst.accounts import limits as user_limits
 from analyst.accounts import usage
 from analyst.files.artifacts import store_bundle
 from analyst.kernels import snapshots as kernel_snapshots
@@ -271,7 +272,7 @@ class TurnRunner:
         def on_result(result: Result) -> None:
             if budget.spent:  # not stored: store no artifact for it either
                 return
-            payload = store_bundle(self.session, result.bundle)
+            payload = store_bundle(self.session, result.bundle, no_room=self.no_room)
             emit_output("result", {**payload, "is_main_result": result.is_main_result, **tag})
 
         started = time.monotonic()
@@ -290,6 +291,14 @@ class TurnRunner:
         self.kernel.announce()  # a kernel that died in this cell: what came back, below the cell
         self.check_cancelled()
         return execution
+
+    def no_room(self, what: str, size: int) -> str | None:
+        """Why a result's part is not stored: it would take the owner past their storage limit."""
+        try:
+            user_limits.check_storage(self.session.owner, adding=size, what=what[:1].upper() + what[1:])
+        except user_limits.LimitReached as exc:
+            return str(exc)
+        return None
 
 
 __all__ = ["ProviderError", "TurnCancelled", "TurnRunner"]
