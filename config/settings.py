@@ -215,6 +215,9 @@ SANDBOXD_LIST_LIMIT = envint("SANDBOXD_LIST_LIMIT", 1000)
 # Snapshots (kernel state and files) on local disk; a snapshot larger than the limit is refused.
 SANDBOXD_SNAPSHOT_DIR = Path(envstr("SANDBOXD_SNAPSHOT_DIR", str(SANDBOXD_DATA_DIR / "snapshots")))
 SANDBOXD_SNAPSHOT_MAX_BYTES = envbytes("SANDBOXD_SNAPSHOT_MAX_BYTES", 2 << 30)
+# Seconds a restore (a fork, a resume) may spend unpickling a context's variables, large ones
+# loaded later aside; a variable still unpickling then is left out and named.
+SANDBOXD_RESTORE_LIMIT = envfloat("SANDBOXD_RESTORE_LIMIT", 5.0)
 SANDBOXD_SNAPSHOT_STORE = envstr("SANDBOXD_SNAPSHOT_STORE", "local")
 SANDBOXD_S3_BUCKET = envstr("SANDBOXD_S3_BUCKET", "")
 SANDBOXD_S3_PREFIX = envstr("SANDBOXD_S3_PREFIX", "snapshots/")

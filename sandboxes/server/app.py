@@ -333,6 +333,7 @@ def build_app(registry: Registry, on_shutdown: Sequence[Callable[[], None]] = ()
         store_for(config),
         max_bytes=config.snapshot_max_bytes,
         scratch=config.data_dir / "scratch",
+        restore_limit=config.restore_limit_seconds,
     )
     pauser = Pauser(
         registry,

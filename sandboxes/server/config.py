@@ -37,6 +37,7 @@ class ServerConfig:
     max_upload_bytes: int = 512 << 20
     snapshot_dir: Path | None = None  # default: <data_dir>/snapshots
     snapshot_max_bytes: int = 2 << 30
+    restore_limit_seconds: float = 5.0  # unpickling a context's variables at a restore, then left out
     # Where snapshots are kept: "local" (snapshot_dir) or "s3" (a bucket several hosts share).
     snapshot_store: str = "local"
     s3_bucket: str = ""

@@ -50,6 +50,7 @@ def config_from_settings() -> ServerConfig:
         max_upload_bytes=settings.SANDBOXD_MAX_UPLOAD,
         snapshot_dir=settings.SANDBOXD_SNAPSHOT_DIR,
         snapshot_max_bytes=settings.SANDBOXD_SNAPSHOT_MAX_BYTES,
+        restore_limit_seconds=settings.SANDBOXD_RESTORE_LIMIT,
         snapshot_store=settings.SANDBOXD_SNAPSHOT_STORE,
         s3_bucket=settings.SANDBOXD_S3_BUCKET,
         s3_prefix=settings.SANDBOXD_S3_PREFIX,

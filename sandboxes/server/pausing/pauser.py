@@ -244,11 +244,13 @@ class Pauser:
         await self._forget(record, key=False)
         sandbox.created_at = record.created_at
         sandbox.idempotency_key = record.idempotency_key
+        # What took longer than the restore's limit to unpickle is gone as well as the unsaved.
+        late = {name for context in report["contexts"] for name in context.get("late", [])}
         sandbox.resumed = {
             "paused_at": record.paused_at,
             "why": record.why,
             "seconds": round(time.monotonic() - started, 3),
-            "unsaved": record.unsaved,
+            "unsaved": sorted({*record.unsaved, *late}),
             "contexts": report["contexts"],
         }
         log.info("resumed sandbox %s in %.0f ms", record.id, 1000 * (time.monotonic() - started))

@@ -102,8 +102,10 @@ class Deferred:
             try:
                 with ArchiveReader(self.source.path) as reader:
                     chunks = reader.read_chunks(self.member, part.start, part.size)
+                    # Pickled alone and large by design: however long it takes (not a restore's limit).
+                    layout = [(list(part.names), part.size, None)]
                     report = await state_cells.load_into(
-                        self.context, chunks, parts=1, shown_id=self.context.id
+                        self.context, chunks, layout=layout, limit=None, shown_id=self.context.id
                     )
             except SandboxError as exc:  # damaged bytes, a kernel that died meanwhile
                 raise self._lose(f"the saved {names} could not be loaded: {exc.message}") from None
@@ -134,6 +136,15 @@ class Deferred:
         if self.parts:
             self.parts.clear()
             self.source.release()
+
+
+def eager_of(saved: dict[str, object], parts: int) -> list[int]:
+    """Where each of a saved context's leading parts begins in the memo they share: one part at 0
+    for a snapshot written before they were pickled one by one (or before parts)."""
+    listed = saved.get("eager")
+    if isinstance(listed, list) and 0 < len(listed) <= parts and all(isinstance(n, int) for n in listed):
+        return list(listed)
+    return [0]
 
 
 def parts_of(saved: dict[str, object]) -> list[Part]:

@@ -8,7 +8,9 @@ project. Each call prints one line: ``REPORT_PREFIX`` followed by a JSON report.
 import json
 import os
 import re
+import signal
 import sys
+import time
 
 REPORT_PREFIX = "@@sandbox-state@@ "
 # IPython's own names: output history (_, __, _1, _i1, _oh...), dunders, In/Out, exit/quit.
@@ -22,10 +24,17 @@ MAX_UNSAVED = 1000
 LARGE_BYTES = 16 << 20
 TRAVERSAL_BUDGET = 200_000
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# Once a load's time is up, the alarm rings again this often until the unpickling gives way (a
+# __setstate__ that catches the first one is stopped by the next).
+OVERTIME_REPEAT = 0.05
 
 
 class _TooLarge(Exception):
     pass
+
+
+class _Overtime(BaseException):
+    """Raised into a load whose time is up: a BaseException, so ``except Exception`` keeps none."""
 
 
 class _CappedWriter:
@@ -80,15 +89,17 @@ def save(path, limit, drop_unpicklable=False):
     be taken back, so sandboxd discards them and asks again with ``drop_unpicklable``, which
     leaves those variables out and names them.
 
-    The file holds consecutive pickles, each a dict of variables ("parts"): first all but the
-    large ones, then each large one alone, so a restore can load the first part and the others
-    later, when a cell needs them."""
+    The file holds consecutive pickles, each a dict of variables ("parts"): first each variable
+    that is not large as a part of its own, all written by one pickler (so that two names for one
+    object stay one object; "eager" says where each begins in its memo), then each large one
+    alone, with a memo of its own, so a restore can load the others later, when a cell needs them.
+    A restore that stops a slow part's unpickling can so go on with the next one."""
     shell = get_ipython()  # noqa: F821 (the kernel's builtin)
     namespace = shell.user_ns
     state = {name: namespace[name] for name in _user_names(namespace, shell.user_ns_hidden)}
     unsaved = _drop_unpicklable(state) if drop_unpicklable else {}
     try:
-        parts = _dump(state, path, limit, _deferrable(state, namespace))
+        parts, eager = _dump(state, path, limit, _deferrable(state, namespace))
     except _TooLarge:
         _report(error="too_large", limit=limit)
     except OSError as exc:
@@ -97,21 +108,29 @@ def save(path, limit, drop_unpicklable=False):
         _report(error="failed" if drop_unpicklable else "unpicklable", message=_describe(exc))
     else:
         size = sum(part["size"] for part in parts)
-        _report(saved=sorted(state), unsaved=unsaved, size=size, parts=parts)
+        _report(saved=sorted(state), unsaved=unsaved, size=size, parts=parts, eager=eager)
 
 
 def _dump(state, path, limit, deferred):
-    """The parts written: {"names", "size"} each, in order."""
-    groups = [{name: value for name, value in state.items() if name not in deferred}]
-    groups += [{name: state[name]} for name in sorted(deferred)]
-    parts = []
+    """The parts written ({"names", "size"} each, in order), and for the leading ones written by
+    the shared pickler, the size of its memo where each begins."""
+    shared = sorted(name for name in state if name not in deferred) or [None]
+    parts, eager = [], []
     with open(path, "wb") as stream:
         capped = _CappedWriter(stream, limit)
-        for group in groups:
-            start = capped.written
-            _pickler()(capped, protocol=5).dump(group)
-            parts.append({"names": sorted(group), "size": capped.written - start})
-    return parts
+        pickler = _pickler()(capped, protocol=5)
+        for name in shared:
+            eager.append(len(getattr(pickler, "memo", ())))  # dill's, or one a cell put in its place
+            parts.append(_write(pickler, capped, {} if name is None else {name: state[name]}))
+        for name in sorted(deferred):
+            parts.append(_write(_pickler()(capped, protocol=5), capped, {name: state[name]}))
+    return parts, eager
+
+
+def _write(pickler, capped, group):
+    start = capped.written
+    pickler.dump(group)
+    return {"names": sorted(group), "size": capped.written - start}
 
 
 def _deferrable(state, namespace):
@@ -276,22 +295,103 @@ def _unpickler(stream):
     return Unpickler(stream)
 
 
-def load(path, parts=1):
-    """Unpickle ``parts`` consecutive parts from ``path`` into the user's namespace and delete it."""
+class _Window:
+    """At most ``left`` bytes of ``stream``: one part, so that an unpickling stopped midway can be
+    skipped to the end of its part. It has no ``peek``: the unpickler reads no further ahead."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.left = 0
+
+    def read(self, size=-1):
+        size = self.left if size is None or size < 0 else min(size, self.left)
+        data = self.stream.read(size)
+        self.left -= len(data)
+        return data
+
+    def readinto(self, buffer):
+        view = memoryview(buffer).cast("B")[: self.left]
+        got = self.stream.readinto(view) or 0
+        self.left -= got
+        return got
+
+    def readline(self, size=-1):
+        size = self.left if size is None or size < 0 else min(size, self.left)
+        data = self.stream.readline(size)
+        self.left -= len(data)
+        return data
+
+    def skip(self):
+        while self.left and self.read(min(self.left, 1 << 20)):
+            pass
+
+
+class _Alarm:
+    """SIGALRM at a deadline, raising _Overtime into whatever runs then, for as long as it is armed."""
+
+    def __init__(self):
+        self.armed = False
+        self.previous = None
+
+    def _ring(self, signum, frame):
+        if self.armed:
+            raise _Overtime
+
+    def __enter__(self):
+        self.previous = signal.signal(signal.SIGALRM, self._ring)
+        return self
+
+    def arm(self, seconds):
+        self.armed = True
+        signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001), OVERTIME_REPEAT)
+
+    def disarm(self):
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        self.armed = False
+
+    def __exit__(self, *exc):
+        self.disarm()
+        signal.signal(signal.SIGALRM, self.previous or signal.SIG_DFL)
+
+
+def load(path, layout, limit=None):
+    """Unpickle the parts of ``layout`` ([names, size, memo], in the order written) from ``path``
+    into the user's namespace, then delete it. A part with a ``memo`` (where it begins in the memo
+    it shares with the parts before it) is bounded: all of them together get ``limit`` seconds, one
+    at most half of that, so that one slow part cannot keep out all the others. A part still
+    unpickling when its time is up is stopped and left out, and so is every bounded part once the
+    limit is reached; their variables are named in the report's "late". Large parts (no memo)
+    are not bounded."""
     import importlib
 
     # Folders on the path may have been listed while they were being written (a listing is kept
     # until the folder's mtime changes, which can miss writes within one clock tick).
     importlib.invalidate_caches()
     imported = set(sys.modules)
-    state = {}
+    state, late = {}, []
+    deadline = None if limit is None else time.monotonic() + limit
     try:
-        with open(path, "rb") as stream:
-            for _ in range(parts):
-                part = _unpickler(stream).load()  # we are the sandbox's kernel: its own data
-                if not isinstance(part, dict):
-                    raise TypeError("the saved state is not a namespace")
-                state.update(part)
+        with open(path, "rb") as stream, _Alarm() as alarm:
+            window = _Window(stream)
+            unpickler = _unpickler(window)  # we are the sandbox's kernel: its own data
+            stopped = False
+            for names, size, memo in layout:
+                window.left = size
+                if memo is None:  # a large part, pickled alone: a memo of its own
+                    state.update(_part(_unpickler(window)))
+                elif deadline is not None and time.monotonic() >= deadline:
+                    late += names
+                elif not _bounded(unpickler, alarm, _part_deadline(deadline, limit), state, stopped):
+                    late += names
+                    stopped = True
+                    # A fresh unpickler (the stopped one may hold the rest of a frame), with the
+                    # memo as it was before the part: a later part that shares an object the
+                    # stopped one was making fails to load (and is left out too), rather than
+                    # get it half made.
+                    kept = {key: value for key, value in unpickler.memo.copy().items() if key < memo}
+                    unpickler = _unpickler(window)
+                    unpickler.memo = kept
+                window.skip()
     except Exception as exc:
         _forget_workdir_modules(set(sys.modules) - imported)
         _report(error="failed", message=_describe(exc))
@@ -299,4 +399,38 @@ def load(path, parts=1):
     finally:
         _remove(path)
     get_ipython().user_ns.update(state)  # noqa: F821
-    _report(restored=sorted(state))
+    _report(restored=sorted(state), late=sorted(late))
+
+
+def _part_deadline(deadline, limit):
+    if deadline is None:
+        return None
+    return min(deadline, time.monotonic() + limit / 2)
+
+
+def _bounded(unpickler, alarm, deadline, state, after_stop):
+    """Load one part into ``state`` before ``deadline`` (None: however long it takes); False if
+    its time ran out first (what it had made is left half made, out of the namespace), or if it
+    failed ``after_stop``, when it may have needed an object of a part that was stopped."""
+    try:
+        if deadline is not None:
+            alarm.arm(deadline - time.monotonic())
+        try:
+            part = _part(unpickler)
+        finally:
+            alarm.disarm()
+    except _Overtime:
+        return False
+    except Exception:
+        if after_stop:
+            return False
+        raise
+    state.update(part)
+    return True
+
+
+def _part(unpickler):
+    part = unpickler.load()
+    if not isinstance(part, dict):
+        raise TypeError("the saved state is not a namespace")
+    return part

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import logging
 import os
 import shutil
 import time
@@ -34,6 +35,9 @@ from sandboxes.server.snapshots import deferred, drain, state_cells, state_repor
 from sandboxes.server.snapshots.archive import ArchiveReader, ArchiveWriter, StreamedMember, too_large
 from sandboxes.server.snapshots.store import SnapshotStore
 
+log = logging.getLogger(__name__)
+WHOLE_MEMBER = 1 << 62  # the size of a part that runs to the end of its member
+
 
 def public_info(manifest: Mapping[str, Any], size: int) -> dict[str, Any]:
     """What the API shows of a snapshot: no checksums, no cell history."""
@@ -53,10 +57,21 @@ def public_info(manifest: Mapping[str, Any], size: int) -> dict[str, Any]:
 
 
 class Snapshots:
-    def __init__(self, registry: Registry, store: SnapshotStore, *, max_bytes: int, scratch: Path) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        store: SnapshotStore,
+        *,
+        max_bytes: int,
+        scratch: Path,
+        restore_limit: float = 5.0,
+    ) -> None:
         self.registry = registry
         self.store = store
         self.max_bytes = max_bytes
+        # Seconds a restore may spend unpickling a context's variables, not counting the large
+        # ones it loads later (kernel_state.load): what is over is left out and named.
+        self.restore_limit = restore_limit
         self.scratch = scratch
         scratch.mkdir(parents=True, exist_ok=True)
         for stale in scratch.glob("*.partial"):  # left by a sandboxd that was killed mid-snapshot
@@ -133,6 +148,7 @@ class Snapshots:
             "history": context.history.cells,
             "history_complete": context.history.complete,
             "parts": report.get("parts", []),
+            "eager": report.get("eager", [0]),
         }
 
     async def _save_namespace(
@@ -277,7 +293,7 @@ class Snapshots:
         self, path: Path, saved_contexts: list[Any], *, replay: bool
     ) -> deferred.SharedFile | None:
         """A copy of the snapshot file for the parts the contexts will load later, if any will."""
-        lazy = 0 if replay else sum(len(deferred.parts_of(saved)) > 1 for saved in saved_contexts)
+        lazy = 0 if replay else sum(_has_deferred(saved) for saved in saved_contexts)
         if not lazy:
             return None
         copy = self.scratch / f"{uuid.uuid4().hex}.deferred"
@@ -295,25 +311,34 @@ class Snapshots:
         shared: deferred.SharedFile | None,
         files: asyncio.Future[None],
     ) -> dict[str, Any]:
-        """Load the context's namespace: its first part now and the others later (``shared``
-        holds them) when it has several, else all of it. ``files``: the workdir's files being
-        put back."""
+        """Load the context's namespace: its leading parts now, within the restore's limit, and
+        its large ones later (``shared`` holds them) when it has some, else all of it. Variables
+        whose unpickling the limit stopped are left out, named in "late" (and in "unsaved": they
+        are gone). ``files``: the workdir's files being put back."""
         history = History(list(saved.get("history") or []), bool(saved.get("history_complete")))
         unsaved = state_report.unsaved_names(saved.get("unsaved"))
         replayed = replay and bool(unsaved) and history.complete
         member = f"contexts/{saved['id']}.pkl"
         parts = deferred.parts_of(dict(saved))
-        later = parts[1:] if shared is not None else []
+        eager = deferred.eager_of(dict(saved), len(parts))
+        later = parts[len(eager) :] if shared is not None else []
+        loaded_now = parts[: len(parts) - len(later)]
+        layout: list[state_cells.Layout] = [
+            (list(part.names), part.size, eager[i] if i < len(eager) else None)
+            for i, part in enumerate(loaded_now)
+        ] or [([], WHOLE_MEMBER, 0)]  # a snapshot from before parts: one pickle, the whole member
+        size = sum(part.size for part in loaded_now) if loaded_now else None
+        started = time.monotonic()
         async with context.exclusive():
             if replayed:  # rebuild what could not be saved; the saved values then go on top
                 for cell in history.cells:
                     await context.run_silent(cell, self.registry.config.default_cell_timeout)
-            first = parts[0].size if later else None  # None: the whole member
-            count = 1 if later else max(1, len(parts))
+                started = time.monotonic()
 
             def load() -> Awaitable[dict[str, Any]]:
-                chunks = reader.read_chunks(member, 0, first)
-                return state_cells.load_into(context, chunks, parts=count, shown_id=saved["id"])
+                chunks = reader.read_chunks(member, 0, size)
+                left = max(0.0, self.restore_limit - (time.monotonic() - started))
+                return state_cells.load_into(context, chunks, layout=layout, limit=left, shown_id=saved["id"])
 
             files_were_back = files.done()
             report = await load()
@@ -323,6 +348,14 @@ class Snapshots:
         if "error" in report:
             message = report.get("message")
             raise SnapshotFailed(f"context {saved['id']}'s state could not be loaded: {message}")
+        late = list(report.get("late", []))
+        if late:
+            log.warning(
+                "context %s: left out what took longer than the restore's %.1f s to unpickle: %s",
+                saved["id"],
+                self.restore_limit,
+                ", ".join(late),
+            )
         context.history = history
         if later:
             assert shared is not None
@@ -332,9 +365,15 @@ class Snapshots:
             "id": context.id,
             "restored": sorted([*report.get("restored", []), *waiting]),
             "deferred": waiting,
-            "unsaved": unsaved,
+            "unsaved": sorted({*unsaved, *late}),
+            "late": late,
             "replayed": replayed,
         }
+
+
+def _has_deferred(saved: Any) -> bool:
+    parts = deferred.parts_of(dict(saved))
+    return len(parts) > len(deferred.eager_of(dict(saved), len(parts)))
 
 
 def _manifest(path: Path) -> dict[str, Any]:

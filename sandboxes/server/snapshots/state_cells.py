@@ -21,6 +21,13 @@ STATE_DIR = ".sandbox-state"  # in the workdir; never part of the snapshot's fil
 KERNEL_STATE_SOURCE = Path(kernel_state.__file__).read_text()
 STATE_TIMEOUT = 600.0
 STATE_NAMESPACE = "__sandbox_state__"
+# Past a load's limit, what the kernel is given to stop the part it is on and report: its alarm
+# rings again every 50 ms, so only code that will not be interrupted (C code, signals blocked)
+# takes it all.
+LOAD_GRACE = 3.0
+# A part as kernel_state.load takes it: its names, its size, and where it begins in the memo the
+# parts before it share (None: a part pickled alone, loaded however long it takes).
+Layout = tuple[list[str], int, int | None]
 
 
 def state_path(context_id: str) -> str:
@@ -32,10 +39,12 @@ def cell(call: str) -> str:
     return in_own_namespace(f"{KERNEL_STATE_SOURCE}\n{call}", STATE_NAMESPACE)
 
 
-async def run_state_cell(context: CodeContext, call: str, shown_id: object) -> dict[str, Any]:
+async def run_state_cell(
+    context: CodeContext, call: str, shown_id: object, timeout: float = STATE_TIMEOUT
+) -> dict[str, Any]:
     """Run kernel_state's ``call`` in ``context``; its report."""
     try:
-        return state_report.parse(await context.run_silent(cell(call), STATE_TIMEOUT))
+        return state_report.parse(await context.run_silent(cell(call), timeout))
     except KernelDied as exc:
         raise SnapshotFailed(f"context {shown_id}: {exc}") from None
 
@@ -66,12 +75,22 @@ async def beside(pump: Callable[[threading.Event], None]) -> AsyncIterator[None]
 
 
 async def load_into(
-    context: CodeContext, chunks: Iterator[memoryview], *, parts: int, shown_id: object
+    context: CodeContext,
+    chunks: Iterator[memoryview],
+    *,
+    layout: list[Layout],
+    limit: float | None,
+    shown_id: object,
 ) -> dict[str, Any]:
-    """Feed ``chunks`` (``parts`` consecutive pickled parts) to the context's kernel, which
-    unpickles them into its namespace; its report. The caller holds the context between cells."""
+    """Feed ``chunks`` (the consecutive pickled parts of ``layout``) to the context's kernel,
+    which unpickles them into its namespace, those with a place in a shared memo within ``limit``
+    seconds (kernel_state.load); its report. A kernel that does not give way is restarted
+    (SnapshotFailed) once a grace past the limit is over too, when every part is bounded. The
+    caller holds the context between cells."""
     state = state_path(context.id)
+    bounded = limit is not None and all(memo is not None for _, _, memo in layout)
+    timeout = limit + LOAD_GRACE if bounded and limit is not None else STATE_TIMEOUT
     async with pipe(context.workdir, state, context.spec.owner):
         async with beside(functools.partial(feed.feed, chunks, context.workdir, state)):
-            load = f"load({'/home/user/' + state!r}, {parts})"
-            return await run_state_cell(context, load, shown_id)
+            load = f"load({'/home/user/' + state!r}, {layout!r}, {limit!r})"
+            return await run_state_cell(context, load, shown_id, timeout)

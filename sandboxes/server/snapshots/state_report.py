@@ -28,8 +28,8 @@ class Malformed(ValueError):
 
 def parse(stdout: str) -> dict[str, Any]:
     """The last report line in ``stdout``, checked: {"error", "message"?, "limit"?} or
-    {"saved", "unsaved", "size"} or {"restored"}. A missing or malformed report comes back as
-    {"error": "failed", "message": ...} saying so."""
+    {"saved", "unsaved", "size", "parts"?, "eager"?} or {"restored", "late"?}. A missing or
+    malformed report comes back as {"error": "failed", "message": ...} saying so."""
     for line in reversed(stdout.splitlines()):
         if line.startswith(kernel_state.REPORT_PREFIX):
             try:
@@ -53,7 +53,8 @@ def check(report: object) -> dict[str, Any]:
         if "limit" in report:
             checked["limit"] = count(report["limit"])
         return checked
-    if keys in ({"saved", "unsaved", "size"}, {"saved", "unsaved", "size", "parts"}):
+    saved_keys = {"saved", "unsaved", "size"}
+    if saved_keys <= keys <= saved_keys | {"parts", "eager"} and ("eager" not in keys or "parts" in keys):
         unsaved = report["unsaved"]
         if not isinstance(unsaved, dict) or len(unsaved) > MAX_UNSAVED:
             raise Malformed(f"unsaved must be an object of at most {MAX_UNSAVED} names")
@@ -64,9 +65,11 @@ def check(report: object) -> dict[str, Any]:
         }
         if "parts" in report:
             checked["parts"] = parts(report["parts"], checked["size"])
+        if "eager" in report:
+            checked["eager"] = eager(report["eager"], len(checked["parts"]))
         return checked
-    if keys == {"restored"}:
-        return {"restored": names(report["restored"])}
+    if keys in ({"restored"}, {"restored", "late"}):
+        return {"restored": names(report["restored"]), "late": names(report.get("late", []))}
     raise Malformed("unexpected fields")
 
 
@@ -83,6 +86,17 @@ def parts(value: object, size: int) -> list[dict[str, Any]]:
     if sum(part["size"] for part in checked) != size:
         raise Malformed("the parts do not add up to the size")
     return checked
+
+
+def eager(value: object, parts: int) -> list[int]:
+    """Where each of the leading parts, pickled with one memo, begins in it: at most ``parts``
+    places, in order."""
+    if not isinstance(value, list) or not 0 < len(value) <= parts:
+        raise Malformed(f"eager must be a list of 1 to {parts} places")
+    places = [count(place) for place in value]
+    if places != sorted(places):
+        raise Malformed("the places in the memo must be in order")
+    return places
 
 
 def names(value: object) -> list[str]:
