@@ -95,8 +95,12 @@ def _start(request: HttpRequest, session_id: str, kind: str, field: str) -> Json
 @api_view
 @require_POST
 def restart_kernel(request: HttpRequest, session_id: str) -> JsonResponse:
-    """A fresh kernel, as a turn of its own (so it waits for none and none runs beside it)."""
-    return _started(request, sessions.get_owned(request.user, session_id), Turn.Kind.RESTART, "restart")
+    """A fresh kernel, as a turn of its own (none runs beside it): a turn running meanwhile is
+    stopped first, its cell ended within the interrupt grace."""
+    session = sessions.get_owned(request.user, session_id)
+    with _refusals():
+        turn = turns.do_restart(session=session, user=request.user)
+    return _accepted(turn)
 
 
 @api_view

@@ -39,10 +39,13 @@ class InputTooLong(ValueError):
     """A question or a cell longer than ANALYST_MAX_INPUT characters."""
 
 
-def check_can_start(session: AnalysisSession) -> None:
+def check_can_start(session: AnalysisSession, *, kind: str = "") -> None:
     """A new turn may start, or wait behind a turn that is only saving the kernel (it then
-    starts as soon as that save ends); never behind one that still thinks or runs a cell."""
+    starts as soon as that save ends); never behind one that still thinks or runs a cell. A
+    restart may also wait behind a turn being stopped (do_restart stops it)."""
     unfinished = session.turns.exclude(status__in=Turn.FINISHED)
+    if kind == Turn.Kind.RESTART:
+        unfinished = unfinished.exclude(cancel_requested=True)
     if unfinished.exclude(status=Turn.Status.RUNNING, saving=True).exists():
         raise TurnRefused("a turn is already running in this session; wait for it or stop it")
 
@@ -74,7 +77,7 @@ def do_start_turn(
         raise InputTooLong(f"the {what} is {len(text):,} characters long; at most {limit:,} are accepted")
     with transaction.atomic():
         AnalysisSession.objects.select_for_update().filter(id=session.id).first()
-        check_can_start(session)
+        check_can_start(session, kind=kind)
         user_limits.hold_user(user)  # always after the session's row: one order, no deadlock
         user_limits.check_turn(user, kind=kind)
         if kind == Turn.Kind.CHAT:
@@ -100,6 +103,18 @@ def do_start_turn(
             edit = {} if edited_from is None else {"edited_from": edited_from}
             events.append(session.id, "cell", {"code": text, **(via or {}), **edit}, turn=turn)
     return turn
+
+
+def do_restart(*, session: AnalysisSession, user: AbstractBaseUser) -> Turn:
+    """Restart the kernel, as a turn of its own. A turn running meanwhile is stopped first: its
+    cell is interrupted, and its kernel restarted by sandboxd if it has not ended within the
+    interrupt grace, so Restart never waits for a cell that ignores interrupts; the restart then
+    waits for that turn's end. One only saving the kernel is waited for, and a restart already
+    on its way is not stopped for another (TurnRefused)."""
+    busy = session.turns.exclude(status__in=Turn.FINISHED).exclude(status=Turn.Status.RUNNING, saving=True)
+    if busy.exists() and not busy.filter(kind=Turn.Kind.RESTART).exists():
+        do_cancel(session=session)
+    return do_start_turn(session=session, user=user, kind=Turn.Kind.RESTART, text="restart")
 
 
 def check_edit_source(session: AnalysisSession, seq: object) -> int:

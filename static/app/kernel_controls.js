@@ -2,7 +2,9 @@
 // and its memory against its limit, from the variables listing), Interrupt while a cell runs
 // (the cell ends with KeyboardInterrupt and the turn goes on: a model reads the error and
 // carries on; Stop, in the composer, ends the turn), and Restart and Restart and run all (the
-// cells that made the kernel's state, again in order), each after a confirmation.
+// cells that made the kernel's state, again in order), each after a confirmation. Restart may
+// be asked while a turn runs: that turn is stopped first, its cell ended within seconds even if
+// it ignores the interrupt.
 import { el } from "./dom.js";
 import { humanSize } from "./format.js";
 
@@ -13,8 +15,9 @@ const ACTIONS = [
     name: "restart",
     label: "Restart kernel",
     confirm: "Restart",
-    question: "Restart the kernel? Its variables and imports are lost; files stay. ",
+    question: "Restart the kernel? Its variables and imports are lost; files stay; a running turn is stopped. ",
     path: "kernel/restart",
+    duringTurn: true, // the running turn is stopped first (the server does it)
   },
   {
     name: "run-all",
@@ -63,7 +66,7 @@ export class KernelControls {
     this.update();
   }
 
-  addAction({ name, label, confirm, question, path }) {
+  addAction({ name, label, confirm, question, path, duringTurn = false }) {
     const button = el("button", {
       class: "kernel-restart",
       testid: `kernel-${name}`,
@@ -80,6 +83,7 @@ export class KernelControls {
       cancel,
     );
     box.hidden = true;
+    button.dataset.duringTurn = duringTurn ? "yes" : "";
     this.buttons.append(button);
     this.element.append(box);
     this.questions.push(box);
@@ -98,7 +102,10 @@ export class KernelControls {
   update() {
     const phase = this.turns.phase;
     const busy = BUSY[phase];
-    for (const button of this.buttons.children) button.disabled = this.turns.running;
+    for (const button of this.buttons.children) {
+      const allowed = button.dataset.duringTurn && phase !== "restarting";
+      button.disabled = this.turns.running && !allowed;
+    }
     this.interruptButton.hidden = phase !== "cell";
     const word = busy ?? (this.running ? "Idle" : "Not running"); // idle too while the model thinks
     this.state.dataset.state = busy ? "busy" : this.running ? "idle" : "stopped";

@@ -61,9 +61,30 @@ def test_a_restart_empties_the_kernel_keeps_files_and_is_what_a_resume_brings_ba
     assert notes == [restarted[0]["payload"]["text"]]  # an export says where the kernel started anew
 
 
-def test_a_restart_waits_for_no_turn(stack, api, session):
-    api.post(f"/api/sessions/{session.id}/cells", {"code": "import time; time.sleep(5)"}, "application/json")
+def test_a_restart_during_a_turn_stops_it_first_even_a_cell_that_ignores_interrupts(stack, api, session):
+    run_cell(api, session, "x = 41")
+    stubborn = (
+        "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "print('spinning', flush=True)\nwhile True: pass"
+    )
+    api.post(f"/api/sessions/{session.id}/cells", {"code": stubborn}, "application/json")
+    wait_for(session, "stdout")
+
+    # The old code refused it (409 turn_running) until the cell's 120 s timeout.
     response = api.post(f"/api/sessions/{session.id}/kernel/restart")
-    assert response.status_code == 409 and response.json()["error"]["code"] == "turn_running"
-    api.post(f"/api/sessions/{session.id}/cancel")
-    wait_for(session)
+
+    assert response.status_code == 202, response.content
+    restart_turn = response.json()["turn"]
+    deadline = time.monotonic() + 60
+    while not session.events.filter(turn_id=restart_turn, type="turn_done").exists():
+        assert time.monotonic() < deadline, "the restart's turn did not end"
+        time.sleep(0.05)
+    log = wait_for(session)
+    stopped = [e for e in log if e["type"] == "turn_cancelled"]
+    assert len(stopped) == 1 and stopped[0]["turn"] != restart_turn
+    errors = [e["payload"] for e in log if e["type"] == "error"]
+    assert any(e.get("name") == "KernelRestarted" for e in errors), errors
+    assert any(e["payload"].get("code") == "kernel_restarted" for e in log if e["turn"] == restart_turn)
+
+    log = run_cell(api, session, "print('x' in dir())")
+    assert printed_in_last_turn(log) == "False\n"
