@@ -49,27 +49,36 @@ def do_fork(
     ``owner``'s storage past the limit, which only a fork of someone else's session can."""
     files = files or kernel_state
     title = f"A fork of “{source.title}”"
-    with transaction.atomic(), shared_files.within_storage_limit(owner, what=title):
-        fork = AnalysisSession.objects.create(
-            owner=owner, title=f"{source.title} (fork)"[:200], model=source.model, next_seq=source.next_seq
-        )
-        copy_log(source, fork, source.events.all(), source.messages.all(), source.artifacts.all())
-        if files:
-            copy_files(source, fork)
-        snapshot = kernel_snapshots.latest(source) if kernel_state else None
-        if not files:
-            text = TRANSCRIPT_ONLY.format(title=source.title)
-        elif not kernel_state:
-            text = FILES_ONLY.format(title=source.title)
-        elif snapshot is None:
-            text = FRESH_KERNEL.format(title=source.title)
-        else:
-            copy_snapshot(snapshot, fork)
-            text = WITH_STATE.format(title=source.title, when=snapshot.created_at.strftime("%Y-%m-%d %H:%M"))
-        payload = {"text": text, "from": str(source.id), "kernel_state": snapshot is not None, "files": files}
-        events.append(fork.id, "forked", payload)
-        if snapshot is not None and source.owner_id != owner.pk:
-            events.append(fork.id, "notice", {"text": SOMEONE_ELSES_STATE, "code": "someone_elses_state"})
+    with transaction.atomic():
+        shared_files.hold_files_of(source.id)
+        with shared_files.within_storage_limit(owner, what=title):
+            fork = _do_fork(source, owner, files=files, kernel_state=kernel_state)
+    return fork
+
+
+def _do_fork(
+    source: AnalysisSession, owner: AbstractBaseUser, *, files: bool, kernel_state: bool
+) -> AnalysisSession:
+    fork = AnalysisSession.objects.create(
+        owner=owner, title=f"{source.title} (fork)"[:200], model=source.model, next_seq=source.next_seq
+    )
+    copy_log(source, fork, source.events.all(), source.messages.all(), source.artifacts.all())
+    if files:
+        copy_files(source, fork)
+    snapshot = kernel_snapshots.latest(source) if kernel_state else None
+    if not files:
+        text = TRANSCRIPT_ONLY.format(title=source.title)
+    elif not kernel_state:
+        text = FILES_ONLY.format(title=source.title)
+    elif snapshot is None:
+        text = FRESH_KERNEL.format(title=source.title)
+    else:
+        copy_snapshot(snapshot, fork)
+        text = WITH_STATE.format(title=source.title, when=snapshot.created_at.strftime("%Y-%m-%d %H:%M"))
+    payload = {"text": text, "from": str(source.id), "kernel_state": snapshot is not None, "files": files}
+    events.append(fork.id, "forked", payload)
+    if snapshot is not None and source.owner_id != owner.pk:
+        events.append(fork.id, "notice", {"text": SOMEONE_ELSES_STATE, "code": "someone_elses_state"})
     return fork
 
 
@@ -79,6 +88,7 @@ def copy_log(
     """``events`` of ``source`` (their seqs kept), ``messages`` (the model's view of them) and the
     ``artifacts`` they show, copied into ``fork``. The copies name no turn (turns stay with their
     session), so an event of an answer asked again since says so itself: ``superseded``."""
+    shared_files.hold_files_of(source.id)
     renamed = _copy_artifacts(artifacts, fork)
     superseded = set(source.turns.filter(regenerations__isnull=False).values_list("id", flat=True))
     Event.objects.bulk_create(
@@ -152,6 +162,7 @@ def copy_file(data_file: DataFile, session: AnalysisSession, **changed: Any) -> 
         "placement": data_file.placement,
         "placement_error": data_file.placement_error,
     }
+    shared_files.hold_files_of(data_file.session_id)  # its stored file is not deleted meanwhile
     copy = DataFile(session=session, **{**fields, **changed})
     copy.stored.name = data_file.stored.name
     copy.save()

@@ -17,7 +17,14 @@ from django.db.models.fields.files import FieldFile
 
 from analyst.accounts import limits as user_limits
 from analyst.accounts.storage import stored_bytes
-from analyst.models import Artifact, DataFile
+from analyst.models import AnalysisSession, Artifact, DataFile
+
+
+def hold_files_of(session_id: object) -> None:
+    """Lock the session's row until the transaction ends, before copying or deleting its files'
+    rows: a copy made meanwhile would name a stored file its deletion's check did not see.
+    The session's row comes before the user's (turns.do_start_turn's order)."""
+    AnalysisSession.objects.select_for_update().filter(id=session_id).first()
 
 
 @contextmanager

@@ -84,6 +84,7 @@ def do_upload(*, session: AnalysisSession, upload: UploadedFile) -> DataFile:
     name = check_upload(upload)
     path = f"data/{name}"
     with transaction.atomic():
+        shared_files.hold_files_of(session.id)  # no fork copies the replaced file meanwhile
         for replaced in DataFile.objects.filter(session=session, path=path):
             replaced.delete()
             shared_files.release([replaced.stored])  # unless a fork's copy still names it
@@ -185,6 +186,7 @@ def do_delete(*, session: AnalysisSession, file_id: int) -> None:
             except SandboxError:
                 pass  # the sandbox went meanwhile: its next one is made or restored without it
     with transaction.atomic():
+        shared_files.hold_files_of(session.id)  # no fork copies it meanwhile
         data_file.delete()
         shared_files.release([data_file.stored])
         removed = {"id": file_id, "name": data_file.name, "path": data_file.path, "paths": paths}
