@@ -196,6 +196,11 @@ SANDBOXD_MAX_SANDBOXES = envint("SANDBOXD_MAX_SANDBOXES", 64)
 SANDBOXD_IDLE_PAUSE = envfloat("SANDBOXD_IDLE_PAUSE", 600.0)
 SANDBOXD_PAUSE_HOLD_LIMIT = envfloat("SANDBOXD_PAUSE_HOLD_LIMIT", 3600.0)
 SANDBOXD_MEMORY_RESERVE = envbytes("SANDBOXD_MEMORY_RESERVE", 512 << 20)
+# A sandbox whose processes use SANDBOXD_IDLE_CPU_SECONDS of CPU within SANDBOXD_IDLE_CPU_WINDOW
+# seconds while no cell runs (a process or thread a cell left spinning) is paused, which stops
+# them and keeps its state; its next cell says so. 0: no limit.
+SANDBOXD_IDLE_CPU_SECONDS = envfloat("SANDBOXD_IDLE_CPU_SECONDS", 30.0)
+SANDBOXD_IDLE_CPU_WINDOW = envfloat("SANDBOXD_IDLE_CPU_WINDOW", 60.0)
 SANDBOXD_OPEN_FILES = envint("SANDBOXD_OPEN_FILES", 1 << 20)
 SANDBOXD_DEFAULT_TTL = envint("SANDBOXD_DEFAULT_TTL", 300)
 SANDBOXD_MAX_TTL = envint("SANDBOXD_MAX_TTL", 24 * 3600)

@@ -183,6 +183,10 @@ class SandboxApi:
             # Raises ContextBusy before any byte is sent; from here the cell holds the context,
             # so the sandbox is busy (never paused) until the stream ends.
             first = await anext(aiter(events))
+            notice = self.pauser.take_notice(sandbox.id)  # taken once the cell surely runs
+            if notice:
+                events = _after(first, events)
+                first = {"type": "stderr", "text": notice}
         return StreamingResponse(_stream(sandbox, first, events), media_type=NDJSON)
 
     async def variables(self, request: Request) -> Response:
@@ -300,6 +304,16 @@ def check_metadata(metadata: object, *, missing: dict[str, str] | None) -> dict[
     return metadata
 
 
+async def _after(first: Event, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+    """``first``, then ``events`` (closing it when closed: the cell is interrupted then)."""
+    try:
+        yield first
+        async for event in events:
+            yield event
+    finally:
+        await events.aclose()  # type: ignore[attr-defined]
+
+
 async def _stream(sandbox: ServerSandbox, first: Event, events: AsyncIterator[Event]) -> AsyncIterator[bytes]:
     try:
         yield _line(first)
@@ -342,6 +356,8 @@ def build_app(registry: Registry, on_shutdown: Sequence[Callable[[], None]] = ()
         idle_pause_seconds=config.idle_pause_seconds,
         hold_limit_seconds=config.pause_hold_limit_seconds,
         memory_reserve=config.memory_reserve_bytes,
+        idle_cpu_seconds=config.idle_cpu_seconds,
+        idle_cpu_window=config.idle_cpu_window_seconds,
     )
     api = SandboxApi(registry, snapshots, pauser)
     handlers = {

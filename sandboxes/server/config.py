@@ -47,6 +47,9 @@ class ServerConfig:
     max_sandboxes: int = 64  # running at once; paused ones count against no cap but disk
     idle_pause_seconds: float = 600.0  # a sandbox unused this long is paused
     pause_hold_limit_seconds: float = 3600.0  # a user's thread keeps it running at most this long
+    # CPU seconds a sandbox may burn within the window while no cell runs, then it is paused (0: no limit)
+    idle_cpu_seconds: float = 30.0
+    idle_cpu_window_seconds: float = 60.0
     memory_reserve_bytes: int = 512 << 20  # below this much available memory, idle ones are paused
     open_files: int = 1 << 20  # sandboxd's own limit, set at start (a kernel holds ~18 of them)
     kernel_env: Mapping[str, str] = field(default_factory=dict)

@@ -38,6 +38,8 @@ def config_from_settings() -> ServerConfig:
         idle_pause_seconds=settings.SANDBOXD_IDLE_PAUSE,
         pause_hold_limit_seconds=settings.SANDBOXD_PAUSE_HOLD_LIMIT,
         memory_reserve_bytes=settings.SANDBOXD_MEMORY_RESERVE,
+        idle_cpu_seconds=settings.SANDBOXD_IDLE_CPU_SECONDS,
+        idle_cpu_window_seconds=settings.SANDBOXD_IDLE_CPU_WINDOW,
         open_files=settings.SANDBOXD_OPEN_FILES,
         default_ttl_seconds=settings.SANDBOXD_DEFAULT_TTL,
         max_ttl_seconds=settings.SANDBOXD_MAX_TTL,

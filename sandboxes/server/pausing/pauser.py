@@ -13,6 +13,9 @@ Any use of it resumes it under the same id, from a warm kernel when the pool has
   paused first, and only when none is idle is the new one refused (CapacityExceeded).
 - Pressure: while the host's available memory is under the reserve, the least recently used
   idle sandbox is paused, one a tick.
+- CPU: a sandbox whose processes burn ``idle_cpu_seconds`` of CPU within ``idle_cpu_window``
+  seconds while no cell runs (work a cell left behind: a process or a thread) is paused, which
+  stops them and keeps its state; its next cell says so (``take_notice``).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from sandboxes.errors import (
 from sandboxes.kernels.kernel import KernelDied, in_own_namespace
 from sandboxes.server.paused_records import PausedRecords, PausedSandbox
 from sandboxes.server.pausing import background_work
+from sandboxes.server.pausing.idle_cpu import IdleCpuMeter, tree_cpu_seconds
 from sandboxes.server.pool_sizing import memory_available
 from sandboxes.server.registry import Registry
 from sandboxes.server.sandbox import ServerSandbox
@@ -68,6 +72,8 @@ class Pauser:
         hold_limit_seconds: float,
         memory_reserve: int,
         memory: Callable[[], int] = memory_available,
+        idle_cpu_seconds: float = 0.0,
+        idle_cpu_window: float = 60.0,
     ) -> None:
         self.registry = registry
         self.snapshots = snapshots
@@ -82,6 +88,8 @@ class Pauser:
         # sandbox → its last_used when an idle pause found state it could not save whole
         self._unsavable: dict[str, float] = {}
         self._task: asyncio.Task[None] | None = None
+        self.idle_cpu = IdleCpuMeter(budget=idle_cpu_seconds, window=idle_cpu_window)
+        self._notices: dict[str, str] = {}  # sandbox → what its next cell says first
         registry.make_room = self.make_room
         registry.resume = self.resume
 
@@ -242,6 +250,8 @@ class Pauser:
             raise SandboxExpired(f"sandbox {record.id} was paused and could not be resumed: {exc}") from None
         self.paused.pop(record.id, None)
         await self._forget(record, key=False)
+        if record.why == "cpu":
+            self._notices[record.id] = cpu_notice(self.idle_cpu, record.unsaved)
         sandbox.created_at = record.created_at
         sandbox.idempotency_key = record.idempotency_key
         # What took longer than the restore's limit to unpickle is gone as well as the unsaved.
@@ -361,8 +371,13 @@ class Pauser:
             except Exception:
                 log.exception("the pause watcher failed; it goes on")
 
+    def take_notice(self, sandbox_id: str) -> str:
+        """What the sandbox's next cell says before its output (then nothing), or ""."""
+        return self._notices.pop(sandbox_id, "")
+
     async def watch_once(self) -> None:
         self._expire_paused()
+        await self._stop_idle_cpu()
         for sandbox in sorted(self.registry.sandboxes.values(), key=lambda s: s.last_used):
             idle = sandbox.idle_seconds()
             if not self._pausable(sandbox) or idle < self.idle_pause_seconds:
@@ -378,6 +393,30 @@ class Pauser:
             tried.add(candidate.id)
             log.warning("the host is short of memory: pausing sandbox %s", candidate.id)
             await self._try_pause(candidate, why="memory")
+
+    async def _stop_idle_cpu(self) -> None:
+        """Pause each sandbox whose processes used the idle CPU budget since it was last used."""
+        if self.idle_cpu.budget <= 0:
+            return
+        self.idle_cpu.forget_all_but(set(self.registry.sandboxes))
+        for sandbox in list(self.registry.sandboxes.values()):
+            if not self._pausable(sandbox):
+                self.idle_cpu.forget(sandbox.id)
+                continue
+            cpu = await asyncio.to_thread(_cpu_seconds, sandbox)
+            if cpu is None or not self._pausable(sandbox):  # a kernel restarting, a cell begun
+                self.idle_cpu.forget(sandbox.id)
+                continue
+            used = self.idle_cpu.used(sandbox.id, last_used=sandbox.last_used, now=time.monotonic(), cpu=cpu)
+            if self.idle_cpu.over(used):
+                log.warning(
+                    "sandbox %s used %.1f s of CPU in %.0f s with no cell running: pausing it",
+                    sandbox.id,
+                    used,
+                    self.idle_cpu.window,
+                )
+                self.idle_cpu.forget(sandbox.id)
+                await self._try_pause(sandbox, why="cpu")
 
     async def _held(self, sandbox: ServerSandbox) -> bool:
         """Whether an idle pause waits (and ``pause_held`` says why): a user's thread runs, or
@@ -411,6 +450,30 @@ class Pauser:
             self.paused.pop(record.id, None)
             self.registry.remember_expired(record.id)
             asyncio.create_task(self._forget(record))
+
+
+def _cpu_seconds(sandbox: ServerSandbox) -> float | None:
+    """CPU seconds the processes of the sandbox's kernels used (None: one has no process now)."""
+    total = 0.0
+    for context in list(sandbox.contexts.values()):
+        process = context.kernel.process
+        used = tree_cpu_seconds(process.pid) if process is not None else None
+        if used is None:
+            return None
+        total += used
+    return total
+
+
+def cpu_notice(meter: IdleCpuMeter, unsaved: list[str]) -> str:
+    """What the first cell after a pause for idle CPU says."""
+    kept = "Its variables and files were kept"
+    if unsaved:
+        kept += f", but for these, which could not be saved: {', '.join(unsaved)}"
+    return (
+        f"[sandbox] While no cell ran, processes or threads this sandbox had started used"
+        f" {meter.budget:g} s of CPU within {meter.window:g} s, so they were stopped: the sandbox"
+        f" was paused and has now resumed. {kept}. Background work must end with its cell.\n"
+    )
 
 
 def _report(out: str) -> list[str]:
