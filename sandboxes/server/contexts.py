@@ -11,6 +11,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Protocol
 
+import anyio
+
 from sandboxes.errors import ContextBusy, SandboxError
 from sandboxes.kernels.kernel import Kernel, KernelDied, KernelSpec, KernelUnanswered, error_for
 from sandboxes.kernels.messages import Event, error_event
@@ -22,6 +24,10 @@ SILENT_OUTPUT_LIMIT = 1 << 20  # what we keep of our own cell's stdout: its last
 RESULTS_LIMIT = 16 << 20  # a cell's results and errors, by default (SANDBOXD_RESULTS_LIMIT)
 ERROR_TEXT_LIMIT = 64 << 10  # an error's value, and its traceback, at most (or the stdout cap if less)
 RESTARTED = "variables and imports are gone, files in the workdir are kept"
+ABANDONED_RESTART = (
+    "[sandbox] the previous cell, whose caller left, did not stop when interrupted, so the"
+    f" kernel was restarted: {RESTARTED}.\n"
+)
 
 
 class DeferredVariables(Protocol):
@@ -54,6 +60,7 @@ class CodeContext:
         self.history = History()
         self._cell_done: asyncio.Event | None = None  # set when the user's running cell has ended
         self._stopping = False  # Stop or Restart is ending a cell that ignored its interrupt
+        self._untold = ""  # what the next cell says first: the kernel was restarted after it
 
     async def start(self) -> None:
         check_room_for_a_kernel()
@@ -85,9 +92,13 @@ class CodeContext:
         await self._refuse_if_busy()
         async with self._lock:
             self._cell_done = asyncio.Event()
+            # aclosing: a caller gone mid-cell closes this generator, and the held one must wind
+            # its cell down now, under the lock, not whenever it is collected.
+            held = self._run_held(code, timeout, stdout_limit, results_limit, unloaded)
             try:
-                async for event in self._run_held(code, timeout, stdout_limit, results_limit, unloaded):
-                    yield event
+                async with contextlib.aclosing(held):
+                    async for event in held:
+                        yield event
             finally:
                 self._cell_done.set()
                 self._cell_done = None
@@ -96,15 +107,20 @@ class CodeContext:
     async def _run_held(
         self, code: str, timeout: float, stdout_limit: int, results_limit: int, unloaded: str
     ) -> AsyncIterator[Event]:
+        if self._untold:
+            yield {"type": "stderr", "text": self._untold}
+            self._untold = ""
         if unloaded:
             yield {"type": "stderr", "text": f"[sandbox] {unloaded}\n"}
         self.history.add(code)
         capped = OutputCap(stdout_limit, results_limit)
         finished = False
         try:
-            async for event in self._execute_on_an_answering_kernel(code, timeout, capped):
-                finished = event["type"] == "end_of_execution"
-                yield event
+            cell = self._execute_on_an_answering_kernel(code, timeout, capped)
+            async with contextlib.aclosing(cell):
+                async for event in cell:
+                    finished = event["type"] == "end_of_execution"
+                    yield event
         except TimeoutError:
             finished = True
             async for event in self._after_timeout(timeout):
@@ -116,12 +132,21 @@ class CodeContext:
             yield {"type": "end_of_execution", "execution_count": None}
         finally:
             if not finished and self.kernel.is_alive():  # the caller went away mid-cell
-                self._winding_down = True
-                try:
-                    if not (await self.kernel.interrupt() and await self.kernel.wait_idle()):
-                        await self._restart_kernel()  # else the next cell would queue behind it
-                finally:
-                    self._winding_down = False
+                # Shielded: a caller gone cancels this task, and the cancellation would end the
+                # wind-down at its first wait, leaving the cell running under the next one.
+                with anyio.CancelScope(shield=True):
+                    await self._wind_down()
+
+    async def _wind_down(self) -> None:
+        """Stop a cell whose caller left; one that will not stop costs its kernel, and the next
+        cell says so."""
+        self._winding_down = True
+        try:
+            if not (await self.kernel.interrupt() and await self.kernel.wait_idle()):
+                await self._restart_kernel()  # else the next cell would queue behind it
+                self._untold = ABANDONED_RESTART
+        finally:
+            self._winding_down = False
 
     async def _execute_on_an_answering_kernel(
         self, code: str, timeout: float, capped: OutputCap
