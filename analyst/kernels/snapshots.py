@@ -86,6 +86,9 @@ def take(session: AnalysisSession, sandbox: Sandbox, turn: Turn | None) -> Kerne
     StateNotSaved (the earlier snapshots kept) past the owner's storage limit."""
     info = sandbox.snapshot()
     with transaction.atomic():
+        # The session's row, then the user's: turns.do_start_turn's order (the new row's key
+        # needs the session's row, which a question sent meanwhile holds while it waits for the user's).
+        AnalysisSession.objects.select_for_update().filter(id=session.id).first()
         user_limits.hold_user(session.owner)  # two sessions' snapshots at once are counted in turn
         refusal = over_limit(session, info)
         if refusal is None:
