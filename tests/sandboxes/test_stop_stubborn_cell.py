@@ -4,6 +4,9 @@ import threading
 
 import pytest
 
+from tests.conftest import sandbox_maker
+from tests.sandboxes.gvisor_service import needs_runsc
+
 # Each ignores the interrupt: a Python busy loop, and a C wait (a thread join) with SIGINT ignored.
 STUBBORN = {
     "busy loop": (
@@ -79,3 +82,19 @@ def test_interrupt_of_an_obedient_cell_keeps_state(sandbox):
 
     assert results[0].error.name == "KeyboardInterrupt"
     assert context.run_code("x").text == "1", "an interrupt that works keeps the state"
+
+
+@needs_runsc
+def test_stop_restarts_a_stubborn_cells_kernel_under_gvisor(gvisor_sandboxd):
+    with sandbox_maker(gvisor_sandboxd) as make:
+        context = make().default_context
+        context.run_code("x = 1")
+        thread, results = run_in_background(context, STUBBORN["busy loop"])
+
+        assert context.interrupt() is True
+        thread.join(60)
+
+        assert not thread.is_alive(), "the cell still runs after Stop"
+        assert results[0].error.name == "KernelRestarted"
+        assert context.run_code("x").error.name == "NameError"
+        assert context.run_code("6 * 7").text == "42"

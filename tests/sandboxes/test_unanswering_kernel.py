@@ -2,6 +2,9 @@
 
 import pytest
 
+from tests.conftest import sandbox_maker
+from tests.sandboxes.gvisor_service import needs_runsc
+
 # Each closes what the kernel takes cells on (ipykernel's own attributes, read from a live kernel).
 CLOSINGS = {
     "shell": "get_ipython().kernel.shell_stream.close()",
@@ -41,3 +44,16 @@ def test_a_cell_that_closes_its_publisher_restarts_the_kernel(sandbox):
     assert execution.stdout == "out\n"
     assert sandbox.run_code("x").error.name == "NameError", "the kernel was restarted, empty"
     assert sandbox.run_code("2 + 2").text == "4"
+
+
+@needs_runsc
+def test_a_kernel_that_closed_its_shell_comes_back_under_gvisor(gvisor_sandboxd):
+    with sandbox_maker(gvisor_sandboxd) as make:
+        sandbox = make()
+        sandbox.run_code(CLOSINGS["shell"], timeout=15)
+
+        execution = sandbox.run_code("6 * 7", timeout=30)
+
+        assert execution.error is None, execution.error
+        assert execution.text == "42"
+        assert "this cell ran on the new kernel" in execution.stderr
