@@ -13,6 +13,7 @@ import pytest
 from sandboxes import Sandbox
 from tests.conftest import TEST_SETTINGS, sandbox_maker, workdir_of
 from tests.sandboxd_process import SandboxdProcess, own_sandboxd_process
+from tests.sandboxes.gvisor_service import GVISOR_SETTINGS, needs_runsc
 from tests.sandboxes.test_pause_and_resume import processes_of
 
 BUDGET = 2  # CPU seconds
@@ -88,3 +89,31 @@ def test_a_sandbox_idle_without_background_work_is_left_alone(make_watched_sandb
     execution = sandbox.run_code("kept + 1")
     assert execution.text == "42"
     assert "[sandbox]" not in execution.stderr
+
+
+@pytest.fixture(scope="module")
+def watching_gvisor_sandboxd() -> Iterator[SandboxdProcess]:
+    settings = {
+        **GVISOR_SETTINGS,
+        "SANDBOXD_IDLE_CPU_SECONDS": str(BUDGET),
+        "SANDBOXD_IDLE_CPU_WINDOW": str(WINDOW),
+        "SANDBOXD_IDLE_PAUSE": "3600",
+    }
+    with own_sandboxd_process(settings, prefix="sandboxd-idle-cpu-gvisor-", start_timeout=120) as process:
+        yield process
+
+
+@needs_runsc
+def test_work_left_spinning_under_gvisor_is_stopped_too(watching_gvisor_sandboxd):
+    """Under gVisor the Sentry runs what the sandbox starts: its CPU is the sandbox's."""
+    with sandbox_maker(watching_gvisor_sandboxd) as make:
+        sandbox = make()
+        assert sandbox.run_code("kept = 41").error is None
+        assert sandbox.run_code(SPINNERS["a process"]).error is None
+        deadline = time.monotonic() + STOPPED_WITHIN
+        while sandbox.get_info().state != "paused":
+            assert time.monotonic() < deadline, "the spinner still spins under gVisor"
+            time.sleep(0.5)
+        execution = sandbox.run_code("kept + 1")
+        assert execution.text == "42"
+        assert "[sandbox]" in execution.stderr

@@ -12,6 +12,7 @@ import pytest
 from sandboxes import Sandbox
 from tests.conftest import TEST_SETTINGS, sandbox_maker
 from tests.sandboxd_process import SandboxdProcess, own_sandboxd_process
+from tests.sandboxes.gvisor_service import GVISOR_SETTINGS, needs_runsc
 
 # Longer than the suite's 300 s timeout: a restore that waits for it fails the test.
 SLOW_STATE = """
@@ -93,3 +94,19 @@ def test_a_restore_from_a_snapshot_is_bounded_too(make_bounded_sandbox, bounded_
         restored.kill()
         restored.close()
         Sandbox.delete_snapshot(snapshot.snapshot_id, url=bounded_sandboxd.url, token=bounded_sandboxd.token)
+
+
+@needs_runsc
+def test_a_fork_under_gvisor_is_bounded_too():
+    settings = {**GVISOR_SETTINGS, "SANDBOXD_RESTORE_LIMIT": "2"}
+    with (
+        own_sandboxd_process(settings, prefix="sandboxd-restore-limit-gvisor-", start_timeout=120) as process,
+        sandbox_maker(process) as make,
+    ):
+        forked = holding_slow_state(make).fork()
+        try:
+            assert forked.restore_report.unsaved == ["slow"]
+            assert_rest_is_back(forked)
+        finally:
+            forked.kill()
+            forked.close()
