@@ -28,8 +28,9 @@ LAUNCHER = Path(__file__).with_name("kernel_launcher.py")
 # After the shell's execute_reply, how long iopub may stay silent before the cell counts as over:
 # its idle status may have been dropped (a full queue, or a message over the size limit).
 QUIET_AFTER_REPLY_SECONDS = 1.0
-# How long a cell sent may go without a sign that the kernel took it (its busy status, or its
-# reply): a kernel that answers does so within milliseconds; one that closed its own sockets never.
+# How long iopub may stay silent after a cell is sent with no sign that the kernel took it (its
+# busy status, or its reply): a kernel that answers does so within milliseconds; one that closed
+# its own sockets never.
 UNANSWERED_SECONDS = 5.0
 PORTS = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
 CHANNELS = ("shell", "iopub", "stdin", "control")  # the ones sandboxd reads (not the heartbeat)
@@ -213,8 +214,7 @@ class Kernel:
             code, silent=silent, store_history=not silent, allow_stdin=False, stop_on_error=False
         )
         self.running = msg_id
-        sent = time.monotonic()
-        deadline = None if timeout is None else sent + timeout
+        deadline = None if timeout is None else time.monotonic() + timeout
         reply: dict[str, object] | None = None  # the shell's execute_reply, once seen
         idle_seen = False  # the reply often comes first: only a missing idle status means loss
         taken = False  # whether the kernel has shown it took the cell (any message of it)
@@ -228,7 +228,8 @@ class Kernel:
                 self._check_alive()
                 reply = reply or await self._reply_to(msg_id, timeout=0)
                 taken = taken or reply is not None
-                if not taken and time.monotonic() - sent > UNANSWERED_SECONDS:
+                # Silence, not only time: a kernel flooding iopub may have dropped our busy status.
+                if not taken and time.monotonic() - quiet_since > UNANSWERED_SECONDS:
                     self.running = None
                     raise KernelUnanswered("it did not take the cell", started=False) from None
                 if reply is not None and time.monotonic() - quiet_since > QUIET_AFTER_REPLY_SECONDS:
