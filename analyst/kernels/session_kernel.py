@@ -46,6 +46,7 @@ RESUMED_WHY = {
     "idle": "The kernel had been paused while idle",
     "memory": "The kernel had been paused to free memory",
     "room": "The kernel had been paused to make room for other sessions",
+    "cpu": "The kernel had been paused: something it left running kept using the CPU between cells",
     "asked": "The kernel had been paused",
     "restored": "The kernel had been kept on disk",
 }
