@@ -208,6 +208,9 @@ SANDBOXD_MEMORY_LIMIT = envbytes("SANDBOXD_MEMORY_LIMIT", 2 << 30)
 SANDBOXD_PROCESS_LIMIT = envint("SANDBOXD_PROCESS_LIMIT", 256)
 SANDBOXD_DISK_LIMIT = envbytes("SANDBOXD_DISK_LIMIT", 4 << 30)
 SANDBOXD_CELL_TIMEOUT = envfloat("SANDBOXD_CELL_TIMEOUT", 300.0)
+# Seconds an interrupted cell (Stop, a timeout) may take to end before its kernel is restarted;
+# 0: the driver's own (3 bubblewrap, 10 gVisor, whose signals travel further).
+SANDBOXD_INTERRUPT_GRACE = envfloat("SANDBOXD_INTERRUPT_GRACE", 0.0)
 SANDBOXD_STDOUT_LIMIT = envbytes("SANDBOXD_STDOUT_LIMIT", 1 << 20)
 SANDBOXD_MAX_UPLOAD = envbytes("SANDBOXD_MAX_UPLOAD", 2 << 30)
 # sandboxd against its own kernels: the largest message it takes from one, how many it queues

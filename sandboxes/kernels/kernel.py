@@ -83,6 +83,12 @@ class KernelSpec:
     runtime_root: Path | None = None  # where runtime folders are made (default: the temp folder)
     relocated: Mapping[Path, Path] = field(default_factory=dict)  # runtime paths seen elsewhere inside
     warm_up: bool = True  # whether kernels get the template's warm-up imports (pooled, or forked)
+    interrupt_grace_seconds: float | None = None  # None: the driver's own
+
+    @property
+    def interrupt_grace(self) -> float:
+        """Seconds an interrupted cell may take to end before its kernel is restarted."""
+        return self.interrupt_grace_seconds or self.driver.interrupt_grace
 
 
 class Kernel:
@@ -320,7 +326,7 @@ class Kernel:
         async with self._control_lock:
             msg = self.client.session.msg("interrupt_request", {})
             self.client.control_channel.send(msg)
-            deadline = time.monotonic() + self.spec.driver.interrupt_grace
+            deadline = time.monotonic() + self.spec.interrupt_grace
             while time.monotonic() < deadline and self.is_alive():
                 try:
                     reply = await self.client.get_control_msg(timeout=POLL_SECONDS)
@@ -336,7 +342,7 @@ class Kernel:
         Only for the task that owned the execute() iteration: iopub has one reader at a time.
         """
         assert self.client is not None
-        msg_id, deadline = self.running, time.monotonic() + self.spec.driver.interrupt_grace
+        msg_id, deadline = self.running, time.monotonic() + self.spec.interrupt_grace
         while msg_id is not None and time.monotonic() < deadline:
             try:
                 msg = await self.client.get_iopub_msg(timeout=POLL_SECONDS)

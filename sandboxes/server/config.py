@@ -29,6 +29,7 @@ class ServerConfig:
     default_ttl_seconds: int = 300
     max_ttl_seconds: int = 24 * 3600
     default_cell_timeout: float = 300.0
+    interrupt_grace: float = 0.0  # an interrupted cell's, then its kernel is restarted; 0: the driver's
     stdout_limit_bytes: int = 1 << 20
     results_limit_bytes: int = 16 << 20  # a cell's results and errors, then one marker
     max_kernel_message_bytes: int = 8 << 20  # a larger message from a kernel is dropped

@@ -168,7 +168,7 @@ class CodeContext:
                     return
 
     def _stopped_error(self) -> Event:
-        grace = self.spec.driver.interrupt_grace
+        grace = self.spec.interrupt_grace
         return error_event(
             "KernelRestarted",
             f"The cell was stopped: it did not end within {grace:g} s of its interrupt, so the"
@@ -277,7 +277,7 @@ class CodeContext:
         done = self._cell_done
         if done is None:  # no cell of the user's: nothing to escalate
             return await self.kernel.interrupt()
-        grace = self.spec.driver.interrupt_grace
+        grace = self.spec.interrupt_grace
         await self.kernel.interrupt()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(done.wait(), grace)

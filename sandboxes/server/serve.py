@@ -55,6 +55,7 @@ def build_registry(config: ServerConfig) -> tuple[Registry, Stager | None]:
             runtime_root=runtime_root,
             relocated=stager.relocated if stager else {},
             warm_up=config.pool_warm_up,
+            interrupt_grace_seconds=config.interrupt_grace or None,
             channels=ChannelLimits(
                 max_message_bytes=config.max_kernel_message_bytes, queue=config.kernel_queue
             ),

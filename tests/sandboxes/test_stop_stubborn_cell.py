@@ -4,7 +4,8 @@ import threading
 
 import pytest
 
-from tests.conftest import sandbox_maker
+from tests.conftest import TEST_SETTINGS, sandbox_maker
+from tests.sandboxd_process import own_sandboxd_process
 from tests.sandboxes.gvisor_service import needs_runsc
 
 # Each ignores the interrupt: a Python busy loop, and a C wait (a thread join) with SIGINT ignored.
@@ -98,3 +99,19 @@ def test_stop_restarts_a_stubborn_cells_kernel_under_gvisor(gvisor_sandboxd):
         assert results[0].error.name == "KernelRestarted"
         assert context.run_code("x").error.name == "NameError"
         assert context.run_code("6 * 7").text == "42"
+
+
+def test_the_interrupt_grace_is_a_setting():
+    settings = {**TEST_SETTINGS, "SANDBOXD_INTERRUPT_GRACE": "1.5"}
+    with (
+        own_sandboxd_process(settings, prefix="sandboxd-grace-test-") as process,
+        sandbox_maker(process) as make,
+    ):
+        context = make().default_context
+        thread, results = run_in_background(context, STUBBORN["busy loop"])
+
+        assert context.interrupt() is True
+        thread.join(30)
+
+        assert results[0].error.name == "KernelRestarted"
+        assert "did not end within 1.5 s of its interrupt" in results[0].error.value

@@ -44,6 +44,7 @@ def config_from_settings() -> ServerConfig:
         default_ttl_seconds=settings.SANDBOXD_DEFAULT_TTL,
         max_ttl_seconds=settings.SANDBOXD_MAX_TTL,
         default_cell_timeout=settings.SANDBOXD_CELL_TIMEOUT,
+        interrupt_grace=settings.SANDBOXD_INTERRUPT_GRACE,
         stdout_limit_bytes=settings.SANDBOXD_STDOUT_LIMIT,
         results_limit_bytes=settings.SANDBOXD_RESULTS_LIMIT,
         max_kernel_message_bytes=settings.SANDBOXD_MAX_KERNEL_MESSAGE,
