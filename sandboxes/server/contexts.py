@@ -19,6 +19,7 @@ from sandboxes.kernels.messages import Event, error_event
 from sandboxes.server.system_limits import check_room_for_a_kernel
 
 BUSY_GRACE_SECONDS = 1.0
+REINTERRUPT_SECONDS = 1.0  # an interrupt still running after this is sent again (see interrupt)
 RESTART_WAIT_SECONDS = 60.0  # a killed kernel's cell ends, and a new kernel starts, well within this
 SILENT_OUTPUT_LIMIT = 1 << 20  # what we keep of our own cell's stdout: its last MiB
 RESULTS_LIMIT = 16 << 20  # a cell's results and errors, by default (SANDBOXD_RESULTS_LIMIT)
@@ -277,11 +278,14 @@ class CodeContext:
         done = self._cell_done
         if done is None:  # no cell of the user's: nothing to escalate
             return await self.kernel.interrupt()
-        grace = self.spec.interrupt_grace
-        await self.kernel.interrupt()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(done.wait(), grace)
-            return True
+        # Sent again every REINTERRUPT_SECONDS within the grace: ipykernel ignores SIGINT until its
+        # cell starts executing, so one that lands between the request and the cell is lost.
+        deadline = asyncio.get_running_loop().time() + self.spec.interrupt_grace
+        while (left := deadline - asyncio.get_running_loop().time()) > 0:
+            await self.kernel.interrupt()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), min(REINTERRUPT_SECONDS, left))
+                return True
         await self._end_cell(done)
         return done.is_set()
 

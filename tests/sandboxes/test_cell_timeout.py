@@ -62,3 +62,25 @@ def _busy(sandbox) -> bool:
     sandbox.get_info()
     response = sandbox._api.request("GET", f"/sandboxes/{sandbox.sandbox_id}").json()
     return any(c["busy"] for c in response["contexts"])
+
+
+def test_an_interrupt_that_lands_before_the_cell_listens_is_sent_again(sandbox):
+    """ipykernel ignores SIGINT until its cell executes, so an interrupt sent just as the cell was
+    sent is lost; Stop sends it again within the grace instead of restarting the kernel at once.
+    This cell ignores SIGINT for its first 1.5 s, as the kernel does before a cell starts."""
+    sandbox.run_code("kept = 7")
+    outcome = {}
+    code = (
+        "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(1.5)\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\nfor _ in range(600): time.sleep(0.1)"
+    )
+    worker = threading.Thread(target=lambda: outcome.setdefault("execution", sandbox.run_code(code)))
+    worker.start()
+    deadline = time.monotonic() + 30
+    while not _busy(sandbox):
+        assert time.monotonic() < deadline, "the cell never started"
+        time.sleep(0.05)
+    assert sandbox.default_context.interrupt() is True
+    worker.join(timeout=30)
+    assert outcome["execution"].error.name == "KeyboardInterrupt"
+    assert sandbox.run_code("kept").text == "7", "the kernel was not restarted"
