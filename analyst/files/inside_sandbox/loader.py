@@ -16,7 +16,8 @@ def _load_package(package: str, modules: dict[str, str]):
     import linecache
     import sys
 
-    for name in [name for name in sys.modules if name == package or name.startswith(f"{package}.")]:
+    # list() copies sys.modules at once (the comprehension alone would read it while a thread imports)
+    for name in [name for name in list(sys.modules) if name == package or name.startswith(f"{package}.")]:
         del sys.modules[name]
     spec = importlib.machinery.ModuleSpec(package, None, is_package=True)
     sys.modules[package] = parent = importlib.util.module_from_spec(spec)
