@@ -13,6 +13,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from analyst import tasks
 from analyst.models import ApiToken
 from tests.fakes.model_server import ScriptedModelServer
 from tests.faults.turns.workers import fault_worker_env
@@ -57,3 +58,13 @@ def owner_api(transactional_db: None) -> tuple[Client, Any]:
     alice = get_user_model().objects.create_user("alice")
     _, secret = ApiToken.issue(alice)
     return Client(HTTP_AUTHORIZATION=f"Bearer {secret}"), alice
+
+
+@pytest.fixture
+def web_broker_on(faulty_redis: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """This test process publishes its tasks to the test's own Redis."""
+    app = tasks.run_turn.app
+    monkeypatch.setattr(app.conf, "broker_url", faulty_redis.url)
+    monkeypatch.setattr(app, "_pool", None)
+    monkeypatch.setattr(app.amqp, "_producer_pool", None)
+    return faulty_redis

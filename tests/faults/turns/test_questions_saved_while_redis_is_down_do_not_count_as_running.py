@@ -6,22 +6,9 @@ Redis of the test's own."""
 
 import time
 
-import pytest
-
-from analyst import tasks
 from analyst.accounts import limits
 from tests.fakes.model_server import anthropic_text
 from tests.faults.turns.workers import ask, assert_log_invariants, new_session, wait_for_event
-
-
-@pytest.fixture
-def web_broker_on(faulty_redis, monkeypatch):
-    """This test process publishes its tasks to the test's own Redis."""
-    app = tasks.run_turn.app
-    monkeypatch.setattr(app.conf, "broker_url", faulty_redis.url)
-    monkeypatch.setattr(app, "_pool", None)
-    monkeypatch.setattr(app.amqp, "_producer_pool", None)
-    return faulty_redis
 
 
 def saved_for_later(client, session, text: str) -> int:

@@ -2,21 +2,8 @@
 is kept (503 JSON, not an HTML 500) and runs once Redis is back; the worker itself reconnects, and
 the next question runs as usual. Web and worker use a Redis of the test's own."""
 
-import pytest
-
-from analyst import tasks
 from tests.fakes.model_server import anthropic_text
 from tests.faults.turns.workers import ask, assert_log_invariants, new_session, wait_for_event
-
-
-@pytest.fixture
-def web_broker_on(faulty_redis, monkeypatch):
-    """This test process publishes its tasks to the test's own Redis."""
-    app = tasks.run_turn.app
-    monkeypatch.setattr(app.conf, "broker_url", faulty_redis.url)
-    monkeypatch.setattr(app, "_pool", None)
-    monkeypatch.setattr(app.amqp, "_producer_pool", None)
-    return faulty_redis
 
 
 def test_a_question_asked_while_redis_is_down_runs_once_it_is_back(

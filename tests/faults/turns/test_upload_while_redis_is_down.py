@@ -6,7 +6,6 @@ import time
 
 from analyst.models import DataFile
 from tests.api.conftest import upload
-from tests.faults.turns.test_redis_down_then_restarted import web_broker_on  # noqa: F401 (a fixture)
 from tests.faults.turns.workers import new_session
 
 CSV = b"region,sales\nnorth,10\nsouth,7\n"
@@ -25,7 +24,7 @@ def test_an_upload_while_redis_is_down_is_placed_once_it_is_back(
     start_worker,
     fault_model,
     owner_api,
-    web_broker_on,  # noqa: F811
+    web_broker_on,
 ):
     redis = web_broker_on
     client, alice = owner_api
