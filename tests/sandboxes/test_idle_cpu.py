@@ -103,6 +103,7 @@ def watching_gvisor_sandboxd() -> Iterator[SandboxdProcess]:
         yield process
 
 
+@pytest.mark.slow  # the bubblewrap test above is in make test; this twin in make test-slow
 @needs_runsc
 def test_work_left_spinning_under_gvisor_is_stopped_too(watching_gvisor_sandboxd):
     """Under gVisor the Sentry runs what the sandbox starts: its CPU is the sandbox's."""

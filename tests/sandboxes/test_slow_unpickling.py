@@ -96,6 +96,7 @@ def test_a_restore_from_a_snapshot_is_bounded_too(make_bounded_sandbox, bounded_
         Sandbox.delete_snapshot(snapshot.snapshot_id, url=bounded_sandboxd.url, token=bounded_sandboxd.token)
 
 
+@pytest.mark.slow  # the bubblewrap test above is in make test; this twin in make test-slow
 @needs_runsc
 def test_a_fork_under_gvisor_is_bounded_too():
     settings = {**GVISOR_SETTINGS, "SANDBOXD_RESTORE_LIMIT": "2"}

@@ -85,6 +85,7 @@ def test_interrupt_of_an_obedient_cell_keeps_state(sandbox):
     assert context.run_code("x").text == "1", "an interrupt that works keeps the state"
 
 
+@pytest.mark.slow  # the bubblewrap test above is in make test; this twin in make test-slow
 @needs_runsc
 def test_stop_restarts_a_stubborn_cells_kernel_under_gvisor(gvisor_sandboxd):
     with sandbox_maker(gvisor_sandboxd) as make:

@@ -46,6 +46,7 @@ def test_a_cell_that_closes_its_publisher_restarts_the_kernel(sandbox):
     assert sandbox.run_code("2 + 2").text == "4"
 
 
+@pytest.mark.slow  # the bubblewrap test above is in make test; this twin in make test-slow
 @needs_runsc
 def test_a_kernel_that_closed_its_shell_comes_back_under_gvisor(gvisor_sandboxd):
     with sandbox_maker(gvisor_sandboxd) as make:
