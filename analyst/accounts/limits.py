@@ -73,7 +73,8 @@ def check_turn(user: AbstractBaseUser, *, kind: str, now: dt.datetime | None = N
     hold_user, so that two requests at once cannot both take the last place."""
     now = now or timezone.now()
     limits = limits_for(user)
-    running = unfinished_turns(user, now=now)
+    # A restart stops the session's running turn (turns.do_restart): that one is ending, not held.
+    running = unfinished_turns(user, now=now, stopping=kind != Turn.Kind.RESTART)
     if limits.concurrent_turns and running >= limits.concurrent_turns:
         raise LimitReached(
             "concurrent_turns",
@@ -138,10 +139,13 @@ def check_storage(user: AbstractBaseUser, *, adding: int, what: str, stored: int
         )
 
 
-def unfinished_turns(user: AbstractBaseUser, *, now: dt.datetime | None = None) -> int:
+def unfinished_turns(user: AbstractBaseUser, *, now: dt.datetime | None = None, stopping: bool = True) -> int:
     """Turns that think or run a cell, or are on their way to a worker: one only saving its kernel
-    takes no worker's attention, and one the queue did not take is waiting (waiting_turns)."""
+    takes no worker's attention, and one the queue did not take is waiting (waiting_turns).
+    ``stopping``: whether turns asked to stop count too."""
     unfinished = Turn.objects.filter(requested_by=user).exclude(status__in=Turn.FINISHED)
+    if not stopping:
+        unfinished = unfinished.exclude(cancel_requested=True)
     running = unfinished.exclude(status=Turn.Status.RUNNING, saving=True)
     return running.exclude(_unsent(now or timezone.now())).count()
 

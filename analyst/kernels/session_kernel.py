@@ -42,6 +42,8 @@ GONE = (SandboxNotFound, SandboxExpired)
 UNREACHED = (ServiceUnavailable, RequestTimeout)  # its host may be lost: sandbox_hosts.is_lost says
 HOST_LOST = "The sandbox host this session ran on could not be reached"
 KERNEL_DIED = "KernelDied"
+# sandboxd's error for a cell stopped (Stop, Interrupt) that ignored its interrupt: the kernel restarted
+KERNEL_RESTARTED = "KernelRestarted"
 RESUMED_WHY = {
     "idle": "The kernel had been paused while idle",
     "memory": "The kernel had been paused to free memory",
@@ -287,10 +289,18 @@ class SessionKernel:
         except UNREACHED as exc:
             self.replace_if_host_lost(exc)
             execution = self.sandbox().run_code(code, timeout=settings.ANALYST_CELL_TIMEOUT, **handlers)
-        if execution.error is not None and execution.error.name == KERNEL_DIED:
-            self.death = self._recover(execution.error)
-            execution.error = ExecutionError(KERNEL_DIED, self.death.text, "")
+        error = execution.error
+        if error is not None and (
+            error.name == KERNEL_DIED or error.name == KERNEL_RESTARTED and not self._restarting()
+        ):
+            self.death = self._recover(error)
+            execution.error = ExecutionError(error.name, self.death.text, "")
         return execution
+
+    def _restarting(self) -> bool:
+        """Whether the user asked for a restart, which empties the kernel anyway (turns.do_restart
+        stores it before it stops the running turn)."""
+        return self.session.turns.filter(kind=Turn.Kind.RESTART).exclude(status__in=Turn.FINISHED).exists()
 
     def restart(self) -> None:
         """The session's kernel replaced by a fresh one in the same sandbox (which is connected,
@@ -317,11 +327,9 @@ class SessionKernel:
             self.emit(self.death.event, self.death.payload)
 
     def _recover(self, error: ExecutionError) -> Death:
-        """sandboxd restarted the dead kernel empty: put the latest snapshot in its place."""
-        match = DIED.match(error.value)
-        reason = match.group(1).removeprefix("the kernel process ") if match else error.value
-        said = "out of memory?" if "signal 9" in reason else reason
-        cause = f"The kernel died while running this cell ({said})"
+        """sandboxd restarted the kernel empty (it died, or a stopped cell ignored its interrupt):
+        put the latest snapshot in its place."""
+        cause = _cause(error)
         empty = "so it continues empty: variables and imports are gone, files in the workdir are kept."
         dead = self._sandbox
         with replacing_sandbox(self.session.id):
@@ -371,3 +379,33 @@ class SessionKernel:
         except SandboxError as exc:
             log.warning("session %s: snapshot after turn %s failed: %s", self.session.id, turn.id, exc)
             self.notice(f"The kernel's state could not be saved ({exc.message}).")
+
+
+def _cause(error: ExecutionError) -> str:
+    """Why sandboxd restarted the kernel under a cell, in a sentence."""
+    if error.name == KERNEL_RESTARTED:
+        return "The cell was stopped, and as it ignored the interrupt its kernel was restarted"
+    match = DIED.match(error.value)
+    reason = match.group(1).removeprefix("the kernel process ") if match else error.value
+    said = "out of memory?" if "signal 9" in reason else reason
+    return f"The kernel died while running this cell ({said})"
+
+
+def interrupt_cell(session: AnalysisSession) -> bool:
+    """Interrupt the cell running in the session's kernel, if it has one: whether the kernel
+    acknowledged it (sandboxd ends a cell that ignores it, restarting its kernel). Its own
+    connection, so any thread may call it."""
+    sandbox_id = session.sandbox_id
+    if not sandbox_id:
+        return False
+    try:
+        sandbox = Sandbox.connect(sandbox_id, url=sandbox_hosts.url(session.sandbox_host))
+    except SandboxError:
+        return False  # gone already: nothing runs there
+    try:
+        return sandbox.default_context.interrupt()
+    except SandboxError:
+        log.info("could not interrupt sandbox %s", sandbox_id)
+        return False
+    finally:
+        sandbox.close()

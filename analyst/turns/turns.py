@@ -16,14 +16,14 @@ from django.utils import timezone
 from analyst.accounts import limits as user_limits
 from analyst.accounts import usage
 from analyst.files.artifacts import StorageFull
-from analyst.kernels import hosts as sandbox_hosts
+from analyst.kernels.session_kernel import interrupt_cell
 from analyst.models import AnalysisSession, Turn
 from analyst.ops import metrics
 from analyst.realtime import events
 from analyst.turns import queue as turn_queue
 from analyst.turns.agent.loop import TurnCancelled, TurnRunner
 from analyst.turns.agent.providers import ProviderError
-from sandboxes import Sandbox, SandboxError
+from sandboxes import SandboxError
 
 log = logging.getLogger(__name__)
 
@@ -110,11 +110,18 @@ def do_restart(*, session: AnalysisSession, user: AbstractBaseUser) -> Turn:
     cell is interrupted, and its kernel restarted by sandboxd if it has not ended within the
     interrupt grace, so Restart never waits for a cell that ignores interrupts; the restart then
     waits for that turn's end. One only saving the kernel is waited for, and a restart already
-    on its way is not stopped for another (TurnRefused)."""
+    on its way is not stopped for another (TurnRefused).
+
+    The restart is stored before the running turn is stopped: that turn's worker then knows a
+    restart follows, and does not bring the stopped kernel's state back only to have it emptied."""
     busy = session.turns.exclude(status__in=Turn.FINISHED).exclude(status=Turn.Status.RUNNING, saving=True)
-    if busy.exists() and not busy.filter(kind=Turn.Kind.RESTART).exists():
-        do_cancel(session=session)
-    return do_start_turn(session=session, user=user, kind=Turn.Kind.RESTART, text="restart")
+    running = None if busy.filter(kind=Turn.Kind.RESTART).exists() else busy.order_by("-id").first()
+    if running is not None:
+        Turn.objects.filter(id=running.id).update(cancel_requested=True)
+    restart = do_start_turn(session=session, user=user, kind=Turn.Kind.RESTART, text="restart")
+    if running is not None:
+        stop(running)
+    return restart
 
 
 def check_edit_source(session: AnalysisSession, seq: object) -> int:
@@ -130,11 +137,17 @@ def check_edit_source(session: AnalysisSession, seq: object) -> int:
 def do_cancel(*, session: AnalysisSession) -> Turn | None:
     """Ask the running turn to stop and interrupt its cell; the worker records the end."""
     turn = session.turns.exclude(status__in=Turn.FINISHED).order_by("-id").first()
-    if turn is None:
-        return None
+    if turn is not None:
+        stop(turn)
+    return turn
+
+
+def stop(turn: Turn) -> None:
+    """Ask ``turn`` to stop: a queued one ends now, one whose worker died is ended here, a
+    running one has its cell interrupted and its worker records the end."""
     Turn.objects.filter(id=turn.id).update(cancel_requested=True)
     if turn.status == Turn.Status.QUEUED and end_unrun(turn, Turn.Status.CANCELLED, "turn_cancelled"):
-        return turn
+        return
     # A turn whose worker died: nobody runs it any more, and waiting for the sweep would keep
     # the session blocked.
     if lease_lapsed(turn) and end_unrun(
@@ -144,10 +157,12 @@ def do_cancel(*, session: AnalysisSession) -> Turn | None:
         "its worker had stopped",
         claimed_from=Turn.Status.RUNNING,
     ):
-        return turn
-    if session.sandbox_id:
-        interrupt_kernel(session)
-    return turn
+        return
+    # Read again: the worker may have made the session's sandbox since this request read it (a
+    # new session's first cell); one made later runs no cell for a turn asked to stop (loop.py).
+    turn.session.refresh_from_db(fields=["sandbox_id", "sandbox_host"])
+    if turn.session.sandbox_id:
+        interrupt_cell(turn.session)
 
 
 def do_interrupt(*, session: AnalysisSession) -> bool:
@@ -156,23 +171,7 @@ def do_interrupt(*, session: AnalysisSession) -> bool:
     no turn is running or the kernel did not take it."""
     if not session.sandbox_id or not session.turns.filter(status=Turn.Status.RUNNING).exists():
         return False
-    return interrupt_kernel(session)
-
-
-def interrupt_kernel(session: AnalysisSession) -> bool:
-    """Whether the session's kernel acknowledged the interrupt."""
-    sandbox_id = session.sandbox_id
-    try:
-        sandbox = Sandbox.connect(sandbox_id, url=sandbox_hosts.url(session.sandbox_host))
-    except SandboxError:
-        return False  # gone already: nothing runs there
-    try:
-        return sandbox.default_context.interrupt()
-    except SandboxError:
-        log.info("could not interrupt sandbox %s", sandbox_id)
-        return False
-    finally:
-        sandbox.close()
+    return interrupt_cell(session)
 
 
 def claim(turn_id: int) -> Turn | None:
@@ -220,7 +219,7 @@ def run_claimed(turn: Turn) -> None:
         end(turn, Turn.Status.FAILED, "turn_failed", {"reason": str(exc)})
     except SoftTimeLimitExceeded:
         if turn.session.sandbox_id:
-            interrupt_kernel(turn.session)
+            interrupt_cell(turn.session)
         end(turn, Turn.Status.FAILED, "turn_failed", {"reason": "the turn took longer than its time limit"})
     except StorageFull as exc:  # a chart that did not fit: its cell was ended with it
         events.append(turn.session_id, "error", {"code": exc.code, "message": str(exc)}, turn=turn)
@@ -250,7 +249,7 @@ def end_unrun(
     if not finish(turn, status, error=reason, claimed_from=claimed_from):
         return False
     if claimed_from == Turn.Status.RUNNING and turn.session.sandbox_id:
-        interrupt_kernel(turn.session)
+        interrupt_cell(turn.session)
     announce_end(turn, event, {"reason": reason} if reason else {})
     dispatch_next(turn.session_id)
     return True

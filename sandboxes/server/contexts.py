@@ -281,7 +281,7 @@ class CodeContext:
         # Sent again every REINTERRUPT_SECONDS within the grace: ipykernel ignores SIGINT until its
         # cell starts executing, so one that lands between the request and the cell is lost.
         deadline = asyncio.get_running_loop().time() + self.spec.interrupt_grace
-        while (left := deadline - asyncio.get_running_loop().time()) > 0:
+        while (left := deadline - asyncio.get_running_loop().time()) > 0 and not self._stopping:
             await self.kernel.interrupt()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(done.wait(), min(REINTERRUPT_SECONDS, left))
@@ -301,11 +301,13 @@ class CodeContext:
             await self._restart_kernel()
 
     async def _end_cell(self, done: asyncio.Event) -> None:
-        """Kill the kernel under the running cell and wait (bounded) for its run to restart it."""
-        self._stopping = True
-        process = self.kernel.process
-        if process is not None:
-            await asyncio.to_thread(process.kill)
+        """Kill the kernel under the running cell and wait (bounded) for its run to restart it.
+        A second Stop meanwhile only waits: a kill now would be of the kernel restarting."""
+        if not self._stopping:
+            self._stopping = True
+            process = self.kernel.process
+            if process is not None:
+                await asyncio.to_thread(process.kill)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(done.wait(), RESTART_WAIT_SECONDS)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from analyst.models import KernelSnapshot, Message
+from analyst.models import KernelSnapshot, Message, UserLimits
 from analyst.sessions.exports import transcript
 from sandboxes import Sandbox
 from tests.integration.conftest import wait_for
@@ -61,7 +61,12 @@ def test_a_restart_empties_the_kernel_keeps_files_and_is_what_a_resume_brings_ba
     assert notes == [restarted[0]["payload"]["text"]]  # an export says where the kernel started anew
 
 
-def test_a_restart_during_a_turn_stops_it_first_even_a_cell_that_ignores_interrupts(stack, api, session):
+def test_a_restart_during_a_turn_stops_it_first_even_a_cell_that_ignores_interrupts(
+    stack, api, session, alice
+):
+    # One turn at a time: the turn being stopped does not count against the restart (the code
+    # before refused it, 429 concurrent_turns).
+    UserLimits.objects.create(user=alice, concurrent_turns=1)
     run_cell(api, session, "x = 41")
     stubborn = (
         "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
@@ -85,6 +90,8 @@ def test_a_restart_during_a_turn_stops_it_first_even_a_cell_that_ignores_interru
     errors = [e["payload"] for e in log if e["type"] == "error"]
     assert any(e.get("name") == "KernelRestarted" for e in errors), errors
     assert any(e["payload"].get("code") == "kernel_restarted" for e in log if e["turn"] == restart_turn)
+    # The stopped cell's kernel is not brought back from the snapshot only to be emptied.
+    assert not [e for e in log if e["type"] == "kernel_restored"]
 
     log = run_cell(api, session, "print('x' in dir())")
     assert printed_in_last_turn(log) == "False\n"

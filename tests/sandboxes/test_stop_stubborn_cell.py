@@ -1,6 +1,7 @@
 """Stop and Restart end a cell that ignores SIGINT within the interrupt grace, by restarting its kernel."""
 
 import threading
+import time
 
 import pytest
 
@@ -70,6 +71,27 @@ def test_restart_during_a_stubborn_cell_ends_it(sandbox):
     assert not thread.is_alive(), "the cell still runs after Restart"
     assert results[0].error.name == "KernelRestarted"
     assert context.run_code("x").error.name == "NameError"
+    assert context.run_code("6 * 7").text == "42"
+
+
+def test_two_stops_at_once_end_the_cell_once(sandbox):
+    """Two Stops of one stubborn cell (the page's, and the worker's when it heard Stop too): the
+    second waits for the first. Before, both killed the kernel, the second the one restarting, and
+    the cell ended with 'execution failed: the kernel process killed'."""
+    context = sandbox.default_context
+    thread, results = run_in_background(context, STUBBORN["busy loop"])
+    answers: list[bool] = []
+    stops = [threading.Thread(target=lambda: answers.append(context.interrupt())) for _ in range(2)]
+    for stop in stops:
+        stop.start()
+        time.sleep(0.2)  # the second's grace ends while the first's kill restarts the kernel
+    for stop in stops:
+        stop.join(60)
+    thread.join(30)
+
+    assert answers == [True, True]
+    (execution,) = results
+    assert execution.error is not None and execution.error.name == "KernelRestarted", execution.error
     assert context.run_code("6 * 7").text == "42"
 
 

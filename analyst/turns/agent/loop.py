@@ -13,8 +13,8 @@ from analyst.accounts import limits as user_limits
 from analyst.accounts import usage
 from analyst.files.artifacts import store_bundle
 from analyst.kernels import snapshots as kernel_snapshots
-from analyst.kernels.session_kernel import SessionKernel
-from analyst.models import Message, Turn
+from analyst.kernels.session_kernel import SessionKernel, interrupt_cell
+from analyst.models import AnalysisSession, Message, Turn
 from analyst.ops import metrics
 from analyst.realtime import events
 from analyst.turns.agent import history, model_client, replay
@@ -73,7 +73,7 @@ class TurnRunner:
             raise TurnCancelled
 
     def run(self) -> None:
-        with Lease(self.turn.id, settings.ANALYST_TURN_LEASE):
+        with Lease(self.turn.id, settings.ANALYST_TURN_LEASE, on_cancel=self.stop_cell):
             placements.wait_for_files(self.session, emit=self.emit, check=self.check_cancelled)
             if self.turn.kind == Turn.Kind.CELL:
                 self.run_cell()
@@ -84,6 +84,11 @@ class TurnRunner:
             else:
                 self.run_chat()
             self.kernel.save(self.turn)
+
+    def stop_cell(self) -> None:
+        """Stop heard while this turn runs (from the lease's thread): interrupt its cell."""
+        session = AnalysisSession.objects.get(id=self.session.id)  # its sandbox as of now
+        interrupt_cell(session)
 
     def run_cell(self) -> None:
         """Notebook mode: the user's own code, same kernel and events; the model sees it next turn."""
@@ -262,6 +267,7 @@ class TurnRunner:
 
     def execute(self, code: str, *, tool_call_id: str | None) -> Execution:
         """Run a cell in the session's kernel, streaming its output into events."""
+        self.check_cancelled()  # Stop may have come before the kernel it would interrupt existed
         tag = {"tool_call_id": tool_call_id} if tool_call_id else {}
         budget = CellEventBudget(settings.ANALYST_CELL_EVENT_BYTES, tag=tag)
 
