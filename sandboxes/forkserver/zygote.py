@@ -99,6 +99,7 @@ def preload(code: str) -> None:
         "ipykernel.kernelapp",
         "ipykernel.ipkernel",
         "ipykernel.zmqshell",
+        "ipykernel.debugger",  # debugpy's pydevd, which each kernel's start imported: 0.25 s of CPU
         "IPython.core.interactiveshell",
         "jupyter_client.session",
     ):  # not matplotlib_inline's backend: imported without a shell, it never hooks into one

@@ -388,6 +388,9 @@ class Kernel:
             "PYTHONDONTWRITEBYTECODE": "1",
             "SANDBOX_TEMPLATE": str(MOUNT_POINT),
             "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+            # What debugpy sets as ipykernel imports it: here, a kernel forked from a zygote that
+            # imported it already has it too.
+            "PYDEVD_USE_FRAME_EVAL": "NO",
             **thread_count_environment(self.spec.limits),
         }
         env.update(self.spec.env)  # the host's OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, if set
