@@ -188,6 +188,9 @@ SANDBOXD_POOL_SIZE = envint("SANDBOXD_POOL_SIZE", 2)
 SANDBOXD_POOL_MAX = envint("SANDBOXD_POOL_MAX", 8)
 SANDBOXD_POOL_IDLE = envfloat("SANDBOXD_POOL_IDLE", 120.0)
 SANDBOXD_POOL_WARM_UP = envbool("SANDBOXD_POOL_WARM_UP", True)
+# After a sandbox makes a new code context, a kernel is started ahead for its next one and kept
+# this many seconds unused (0: none; sandboxes/server/spare_kernel.py).
+SANDBOXD_CONTEXT_SPARE = envfloat("SANDBOXD_CONTEXT_SPARE", 120.0)
 SANDBOXD_MAX_SANDBOXES = envint("SANDBOXD_MAX_SANDBOXES", 64)
 # An idle sandbox is paused (its kernels stopped, their state kept on disk) after
 # SANDBOXD_IDLE_PAUSE seconds, and resumed on its next use; one running a thread the user started

@@ -28,6 +28,9 @@ TEST_SETTINGS = {
     "SANDBOXD_DISK_LIMIT": "64M",
     "SANDBOXD_STDOUT_LIMIT": "64k",
     "SANDBOXD_MAX_UPLOAD": "32M",
+    # No kernel started ahead for each sandbox's next new context (each upload's description makes
+    # one): they would compete with the tests for the CPU. test_spare_kernel.py turns them on.
+    "SANDBOXD_CONTEXT_SPARE": "0",
 }
 
 

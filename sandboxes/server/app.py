@@ -148,7 +148,7 @@ class SandboxApi:
 
     async def create_context(self, request: Request) -> Response:
         async with self._sandbox(request) as sandbox:
-            context = await sandbox.new_context()
+            context = await sandbox.another_context()
         return JSONResponse(context.info(), status_code=201)
 
     async def close_context(self, request: Request) -> Response:

@@ -26,6 +26,7 @@ class ServerConfig:
     pool_idle_seconds: float = 120.0  # without a take, back to pool_size
     pool_warm_up: bool = True  # pooled kernels run their template's warm.py while they wait
     pool_templates: tuple[str, ...] = ("code-interpreter",)
+    context_spare_seconds: float = 120.0  # a kernel kept started for a sandbox's next new context (0: none)
     default_ttl_seconds: int = 300
     max_ttl_seconds: int = 24 * 3600
     default_cell_timeout: float = 300.0

@@ -172,6 +172,7 @@ class Registry:
             workdir=workdir,
             ttl_seconds=ttl_seconds,
             metadata=metadata,
+            spare_seconds=self.config.context_spare_seconds,
         )
         self.sandboxes[sandbox_id] = sandbox
         if warm is not None:
@@ -221,6 +222,8 @@ class Registry:
     async def _reap_forever(self) -> None:
         while True:
             await asyncio.sleep(self.config.reap_interval_seconds)
+            for sandbox in list(self.sandboxes.values()):
+                await sandbox.spare.drop_if_unused()
             for sandbox in [s for s in self.sandboxes.values() if s.is_expired()]:
                 log.info("sandbox %s expired; removing it", sandbox.id)
                 self.sandboxes.pop(sandbox.id, None)

@@ -11,6 +11,7 @@ from sandboxes.errors import ContextNotFound
 from sandboxes.kernels.kernel import KernelSpec
 from sandboxes.server import workdirs
 from sandboxes.server.contexts import CodeContext
+from sandboxes.server.spare_kernel import SpareKernel
 
 
 class ServerSandbox:
@@ -23,6 +24,7 @@ class ServerSandbox:
         workdir: Path,
         ttl_seconds: int,
         metadata: Mapping[str, str],
+        spare_seconds: float = 0.0,
     ) -> None:
         self.id = sandbox_id
         self.template = template
@@ -38,6 +40,7 @@ class ServerSandbox:
         self.users = 0  # requests being served with it (the pauser waits for none)
         self.pause_held = ""  # why an idle pause waits, said in its info
         self.resumed: dict[str, object] | None = None  # what its last resume brought back
+        self.spare = SpareKernel(spec, workdir, spare_seconds)  # for its next new code context
 
     def add_context(self, context: CodeContext, *, default: bool = False) -> None:
         self.contexts[context.id] = context
@@ -48,6 +51,18 @@ class ServerSandbox:
         context = CodeContext(self.spec, self.workdir)
         await context.start()
         self.add_context(context)
+        return context
+
+    async def another_context(self) -> CodeContext:
+        """A new code context asked for by a user of the sandbox: on the kernel started ahead for
+        it when there is one, and then the next one is started ahead (spare_kernel.py)."""
+        kernel = await self.spare.take()
+        if kernel is None:
+            context = await self.new_context()
+        else:
+            context = CodeContext(self.spec, self.workdir, kernel=kernel)
+            self.add_context(context)
+        self.spare.ready()
         return context
 
     def rename_context(self, context_id: str, new_id: str) -> None:
@@ -100,7 +115,8 @@ class ServerSandbox:
 
     async def kill(self) -> None:
         contexts, self.contexts = list(self.contexts.values()), {}
-        await asyncio.gather(*(c.close() for c in contexts), return_exceptions=True)
+        closing = [c.close() for c in contexts]
+        await asyncio.gather(self.spare.close(), *closing, return_exceptions=True)
         await asyncio.to_thread(workdirs.destroy, self.workdir)
 
     def info(self) -> dict[str, object]:

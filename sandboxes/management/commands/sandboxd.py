@@ -34,6 +34,7 @@ def config_from_settings() -> ServerConfig:
         pool_max_size=settings.SANDBOXD_POOL_MAX,
         pool_idle_seconds=settings.SANDBOXD_POOL_IDLE,
         pool_warm_up=settings.SANDBOXD_POOL_WARM_UP,
+        context_spare_seconds=settings.SANDBOXD_CONTEXT_SPARE,
         max_sandboxes=settings.SANDBOXD_MAX_SANDBOXES,
         idle_pause_seconds=settings.SANDBOXD_IDLE_PAUSE,
         pause_hold_limit_seconds=settings.SANDBOXD_PAUSE_HOLD_LIMIT,
