@@ -4,6 +4,7 @@ one left unused for SANDBOXD_CONTEXT_SPARE seconds is stopped, as it is with its
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +24,15 @@ pytestmark = needs_root  # counted by the sandbox's own host uid
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[SandboxdProcess]:
-    settings = {**TEST_SETTINGS, "SANDBOXD_CONTEXT_SPARE": str(KEEP_SECONDS)}
+    # Uids of its own: the other sandboxd processes of this test worker hand out theirs from the
+    # bottom of the worker's range, and their kernels would be counted as this one's.
+    uids = int(os.environ.get("SANDBOXD_UID_BASE", "61000")) + 1000
+    settings = {
+        **TEST_SETTINGS,
+        "SANDBOXD_CONTEXT_SPARE": str(KEEP_SECONDS),
+        "SANDBOXD_UID_BASE": str(uids),
+        "SANDBOXD_UID_COUNT": "100",
+    }
     with own_sandboxd_process(settings, prefix="sandboxd-spare-") as process:
         yield process
 
