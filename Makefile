@@ -5,8 +5,8 @@ BIN := $(VENV)/bin
 export VENV
 TEST_DATABASE_URL ?= postgres://analyst:analyst@127.0.0.1:5432/analyst
 # pytest-xdist workers for make test and test-postgres: a test spends most of its time waiting on
-# the processes it drives (sandboxd, kernels, a worker, a browser), so two share two cores well.
-TEST_WORKERS ?= 2
+# the processes it drives (sandboxd, kernels, a worker, a browser), so three share two cores well.
+TEST_WORKERS ?= 3
 
 .PHONY: setup install vendor template migrate run test test-slow test-postgres chaos bench lint clean
 

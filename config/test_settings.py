@@ -15,8 +15,8 @@ if WORKER:
     os.environ["REDIS_URL"] = f"redis://127.0.0.1:6379/{9 + index}"
     if not os.environ["CELERY_QUEUE"].endswith(f"-{WORKER}"):
         os.environ["CELERY_QUEUE"] += f"-{WORKER}"
-    os.environ["SANDBOXD_UID_BASE"] = str(61000 + 2000 * index)
-    os.environ["SANDBOXD_UID_COUNT"] = "2000"
+    os.environ["SANDBOXD_UID_BASE"] = str(61000 + 1100 * index)
+    os.environ["SANDBOXD_UID_COUNT"] = "1100"  # three workers' ranges end below 64300
 # Sessions go to the sandboxd a test starts, never to the hosts a .env lists (tests/kernels/ sets
 # its own); set here, before .env is read, it reaches the workers and servers tests start too.
 os.environ["SANDBOXD_HOSTS"] = ""

@@ -52,7 +52,9 @@ def test_displays_past_the_results_limit_are_dropped_and_counted(sandbox):
     assert texts[-1] == "[results truncated: more than 16777216 bytes of results and errors in this cell]"
     kept = len(texts) - 1
     assert sum(len(text) for text in texts[:-1]) <= 16 * MiB
-    # The count is of what reached sandboxd: a burst may also lose some on the way (said first).
+    # The count is of what reached sandboxd: a burst may also lose some on the way, and not always
+    # said (the kernel's ZeroMQ publisher drops, unsaid, what a slow reader leaves past its queue:
+    # seen on a loaded machine, three test workers on two cores).
     counted = re.search(
         r"^\[sandbox\] (\d+) results and errors of this cell \(\d+ bytes\) were dropped"
         r" over its limit of 16777216 bytes\n\Z",
@@ -60,8 +62,7 @@ def test_displays_past_the_results_limit_are_dropped_and_counted(sandbox):
         re.MULTILINE,
     )
     assert counted is not None, execution.stderr
-    lost = "output was lost" in execution.stderr
-    assert int(counted.group(1)) == 60 - kept if not lost else 0 < int(counted.group(1)) <= 60 - kept
+    assert 0 < int(counted.group(1)) <= 60 - kept
     assert sandbox.run_code("6 * 7").text == "42"
 
 
