@@ -33,6 +33,7 @@ class SandboxdProcess:
     log_path: Path
     settings: dict[str, str] = field(default_factory=dict)
     port: int = field(default_factory=free_port)
+    root: Path = ROOT  # the checkout whose sandboxd runs (benchmarks/round_trip_since.py: another)
     token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     process: subprocess.Popen[bytes] | None = None
 
@@ -55,8 +56,8 @@ class SandboxdProcess:
     def start(self, timeout: float = 60.0) -> SandboxdProcess:
         self.log = self.log_path.open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, str(ROOT / "manage.py"), "sandboxd"],
-            cwd=ROOT,
+            [sys.executable, str(self.root / "manage.py"), "sandboxd"],
+            cwd=self.root,
             env=self.environment(),
             stdout=self.log,
             stderr=subprocess.STDOUT,
