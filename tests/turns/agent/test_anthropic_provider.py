@@ -34,15 +34,9 @@ from tests.fakes.model_server import (
     anthropic_tool_call,
     raw,
 )
+from tests.turns.agent.asking import HELLO
 
 RUN_PYTHON = ToolSpec("run_python", "Run Python in a persistent kernel.", {"type": "object"})
-HELLO = [ChatMessage("user", [TextPart("hello")])]
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedModelServer]:
-    with ScriptedModelServer() as server:
-        yield server
 
 
 @pytest.fixture

@@ -9,12 +9,10 @@ import pytest
 from analyst.turns.agent.providers import (
     AuthenticationFailed,
     AzureOpenAIProvider,
-    ChatMessage,
     Finished,
     MissingApiKey,
     MissingSetting,
     TextDelta,
-    TextPart,
     ToolCall,
     ToolSpec,
     UnknownModel,
@@ -27,27 +25,15 @@ from tests.fakes.model_server import (
     AZURE_API_VERSION_USED,
     AZURE_NO_DEPLOYMENT,
     AZURE_NO_KEY,
-    ScriptedModelServer,
     azure_error,
     azure_text,
     openai_tool_call,
 )
+from tests.turns.agent.asking import ask
 
-HELLO = [ChatMessage("user", [TextPart("hello")])]
 DEPLOYMENT = "gpt-test-deployment"
 GOOD = f"/openai/deployments/{DEPLOYMENT}/chat/completions?api-version={AZURE_API_VERSION_USED}"
 RUN_PYTHON = ToolSpec("run_python", "Run Python.", {"type": "object"})
-
-
-@pytest.fixture
-def server():
-    with ScriptedModelServer() as server:
-        yield server
-
-
-def ask(provider, model: str, tools: list[ToolSpec] | None = None) -> list:
-    with provider:
-        return list(provider.stream(model=model, system="", messages=HELLO, tools=tools or [], max_tokens=99))
 
 
 def test_an_azure_route_streams_from_the_deployment(server):
@@ -62,13 +48,13 @@ def test_an_azure_route_streams_from_the_deployment(server):
         == f"/openai/deployments/{DEPLOYMENT}/chat/completions?api-version={AZURE_API_VERSION_USED}"
     )
     assert request.headers["api-key"] == "test-azure-key" and "authorization" not in request.headers
-    assert request.json["max_completion_tokens"] == 99 and "max_tokens" not in request.json
+    assert request.json["max_completion_tokens"] == 10 and "max_tokens" not in request.json
 
 
 def test_a_tool_call_through_azure(server):
     server.script(openai_tool_call("run_python", {"code": "1 + 1"}))
     provider, model = provider_for(f"azure/{DEPLOYMENT}", env=server.env())
-    call, finished = ask(provider, model, [RUN_PYTHON])
+    call, finished = ask(provider, model, tools=[RUN_PYTHON])
     assert isinstance(call, ToolCall) and (call.name, call.arguments) == ("run_python", {"code": "1 + 1"})
     assert finished.stop_reason == "tool_use"
     assert server.requests[0].json["tools"][0]["function"]["name"] == "run_python"

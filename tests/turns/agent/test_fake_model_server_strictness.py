@@ -9,7 +9,6 @@ the API's 400 for a tool_result sent with no tool_use before it.
 """
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -34,12 +33,6 @@ STRAY_TOOL = (
     "Invalid parameter: messages with role 'tool' must be a response to a preceeding"
     " message with 'tool_calls'."
 )
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedModelServer]:
-    with ScriptedModelServer() as server:
-        yield server
 
 
 def anthropic_body(messages: list[dict[str, Any]] = HELLO, **fields: Any) -> dict[str, Any]:

@@ -6,28 +6,14 @@ import pytest
 
 from analyst.turns.agent.providers import (
     BadRequest,
-    ChatMessage,
     OpenAIProvider,
     TextDelta,
-    TextPart,
     provider_for,
 )
 from analyst.turns.agent.providers.openai import max_tokens_field_for
 from tests.fakes.loopback import loopback_client
-from tests.fakes.model_server import ScriptedModelServer, openai_text
-
-HELLO = [ChatMessage("user", [TextPart("hello")])]
-
-
-@pytest.fixture
-def server():
-    with ScriptedModelServer() as server:
-        yield server
-
-
-def ask(provider, model: str) -> list:
-    with provider:
-        return list(provider.stream(model=model, system="", messages=HELLO, tools=[], max_tokens=321))
+from tests.fakes.model_server import openai_text
+from tests.turns.agent.asking import ask
 
 
 def test_an_openai_route_at_a_compatible_server_sends_max_tokens(server):
@@ -37,7 +23,7 @@ def test_an_openai_route_at_a_compatible_server_sends_max_tokens(server):
     provider, model = provider_for("openai/Qwen/Qwen2.5-7B-Instruct", env=env)
     assert ask(provider, model)[0] == TextDelta("hi")
     body = server.requests[0].json
-    assert body["max_tokens"] == 321 and "max_completion_tokens" not in body
+    assert body["max_tokens"] == 10 and "max_completion_tokens" not in body
 
 
 @pytest.mark.parametrize("model", ["gpt-4.1", "o4-mini"])
@@ -49,7 +35,7 @@ def test_openais_own_api_gets_max_completion_tokens(server, model):
         assert ask(provider, name)[0] == TextDelta("hi")
     request = server.requests[0]
     assert request.headers["host"] == "api.openai.com" and request.path == "/v1/chat/completions"
-    assert request.json["max_completion_tokens"] == 321 and "max_tokens" not in request.json
+    assert request.json["max_completion_tokens"] == 10 and "max_tokens" not in request.json
 
 
 def test_the_fake_refuses_max_tokens_for_a_reasoning_model_as_openai_does(server):

@@ -10,16 +10,13 @@ import pytest
 
 from analyst.turns.agent.providers import (
     AnthropicProvider,
-    ChatMessage,
     Finished,
     ProviderUnavailable,
     Retrying,
     TextDelta,
-    TextPart,
 )
 from tests.fakes.model_server import ScriptedModelServer, anthropic_text
-
-HELLO = [ChatMessage("user", [TextPart("hello")])]
+from tests.turns.agent.asking import HELLO
 
 
 def ask(provider, retries: list | None = None) -> list:

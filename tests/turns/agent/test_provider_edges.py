@@ -1,18 +1,14 @@
 """What real streams hold beyond text and tool calls: blocks of other kinds, refusals, answers cut
 off by max_tokens, several choices, and 404s that mean a wrong base URL rather than a model."""
 
-from collections.abc import Iterator
-
 import pytest
 
 from analyst.turns.agent.providers import (
     AnthropicProvider,
-    ChatMessage,
     Finished,
     OpenAIProvider,
     StreamEvent,
     TextDelta,
-    TextPart,
     ToolCall,
     ToolSpec,
     UnknownModel,
@@ -20,7 +16,6 @@ from analyst.turns.agent.providers import (
 from analyst.turns.agent.providers.errors import EndpointNotFound
 from analyst.turns.agent.providers.router import provider_for
 from tests.fakes.model_server import (
-    ScriptedModelServer,
     anthropic_error,
     anthropic_events,
     error,
@@ -28,15 +23,9 @@ from tests.fakes.model_server import (
     openai_chunks,
     openai_error,
 )
+from tests.turns.agent.asking import HELLO
 
 RUN_PYTHON = ToolSpec("run_python", "Run Python in a persistent kernel.", {"type": "object"})
-HELLO = [ChatMessage("user", [TextPart("hello")])]
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedModelServer]:
-    with ScriptedModelServer() as server:
-        yield server
 
 
 def run(provider, model: str = "m") -> list[StreamEvent]:

@@ -10,49 +10,20 @@ from analyst.turns.agent.providers import (
     AnthropicProvider,
     AuthenticationFailed,
     BadRequest,
-    ChatMessage,
     Finished,
-    OpenAIProvider,
     ProviderUnavailable,
     RateLimited,
     TextDelta,
-    TextPart,
 )
 from analyst.turns.agent.providers.retry import RetryPolicy, parse_retry_after
 from tests.fakes.model_server import (
-    ScriptedModelServer,
     anthropic_error,
     anthropic_text,
     error,
     openai_error,
     openai_text,
 )
-
-HELLO = [ChatMessage("user", [TextPart("hello")])]
-
-
-@pytest.fixture
-def server():
-    with ScriptedModelServer() as server:
-        yield server
-
-
-@pytest.fixture
-def sleeps() -> list[float]:
-    return []
-
-
-def ask(provider) -> list:
-    with provider:
-        return list(provider.stream(model="m", system="", messages=HELLO, tools=[], max_tokens=10))
-
-
-def anthropic(server, sleeps, **kwargs) -> AnthropicProvider:
-    return AnthropicProvider("sk-test", base_url=server.url, sleep=sleeps.append, **kwargs)
-
-
-def openai(server, sleeps, **kwargs) -> OpenAIProvider:
-    return OpenAIProvider("sk-test", base_url=server.openai_base_url, sleep=sleeps.append, **kwargs)
+from tests.turns.agent.asking import HELLO, anthropic, ask, openai
 
 
 def test_a_429_with_retry_after_waits_that_long_then_succeeds(server, sleeps):

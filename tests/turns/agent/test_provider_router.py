@@ -7,18 +7,16 @@ import analyst.turns.agent.providers as providers
 from analyst.turns.agent.providers import (
     AnthropicProvider,
     BadRequest,
-    ChatMessage,
     Finished,
     MissingApiKey,
     OpenAIProvider,
     TextDelta,
-    TextPart,
     UnknownModel,
     provider_for,
 )
-from tests.fakes.model_server import ScriptedModelServer, anthropic_text, openai_text
+from tests.fakes.model_server import anthropic_text, openai_text
+from tests.turns.agent.asking import ask
 
-HELLO = [ChatMessage("user", [TextPart("hello")])]
 PUBLIC_API = [
     "AnthropicProvider",
     "AuthenticationFailed",
@@ -47,17 +45,6 @@ PUBLIC_API = [
     "UnknownModel",
     "provider_for",
 ]
-
-
-@pytest.fixture
-def server():
-    with ScriptedModelServer() as server:
-        yield server
-
-
-def ask(provider, model: str) -> list:
-    with provider:
-        return list(provider.stream(model=model, system="", messages=HELLO, tools=[], max_tokens=10))
 
 
 def test_the_public_api_is_pinned():

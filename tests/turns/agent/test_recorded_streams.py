@@ -35,12 +35,6 @@ HELLO = [ChatMessage("user", [TextPart("What is the weather in SF?")])]
 LS, PS, NEL = "\u2028", "\u2029", "\u0085"  # line and paragraph separators, next line
 
 
-@pytest.fixture
-def server() -> Iterator[ScriptedModelServer]:
-    with ScriptedModelServer() as server:
-        yield server
-
-
 def replay(
     server: ScriptedModelServer, name: str, route: str, messages: list[ChatMessage] = HELLO
 ) -> list[StreamEvent]:

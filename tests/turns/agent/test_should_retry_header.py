@@ -8,49 +8,19 @@ and 424 are retried, then 429 and 5xx. Anthropic's API sends the header on its e
 import pytest
 
 from analyst.turns.agent.providers import (
-    AnthropicProvider,
     BadRequest,
-    ChatMessage,
     Finished,
-    OpenAIProvider,
     ProviderUnavailable,
     RateLimited,
     TextDelta,
-    TextPart,
 )
 from tests.fakes.model_server import (
-    ScriptedModelServer,
     anthropic_error,
     anthropic_text,
     openai_error,
     openai_text,
 )
-
-HELLO = [ChatMessage("user", [TextPart("hello")])]
-
-
-@pytest.fixture
-def server():
-    with ScriptedModelServer() as server:
-        yield server
-
-
-@pytest.fixture
-def sleeps() -> list[float]:
-    return []
-
-
-def ask(provider) -> list:
-    with provider:
-        return list(provider.stream(model="m", system="", messages=HELLO, tools=[], max_tokens=10))
-
-
-def anthropic(server, sleeps) -> AnthropicProvider:
-    return AnthropicProvider("sk-test", base_url=server.url, sleep=sleeps.append)
-
-
-def openai(server, sleeps) -> OpenAIProvider:
-    return OpenAIProvider("sk-test", base_url=server.openai_base_url, sleep=sleeps.append)
+from tests.turns.agent.asking import anthropic, ask, openai
 
 
 def test_anthropic_overloaded_with_should_retry_false_is_not_retried(server, sleeps):
