@@ -15,7 +15,7 @@ import contextlib
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,19 +35,8 @@ SPARE_SECONDS = 120  # the default
 TIME_BUDGET = 600
 
 
-@contextlib.contextmanager
-def sandboxd(folder: Path, spare_seconds: int) -> Iterator[SandboxdProcess]:
-    folder.mkdir(parents=True)
-    server = SandboxdProcess(
-        data_dir=folder / "data",
-        log_path=folder / "sandboxd.log",
-        settings={"SANDBOXD_CONTEXT_SPARE": str(spare_seconds)},
-    )
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
+def sandboxd(folder: Path, spare_seconds: int) -> contextlib.AbstractContextManager[SandboxdProcess]:
+    return harness.sandboxd(folder, {"SANDBOXD_CONTEXT_SPARE": str(spare_seconds)})
 
 
 def timed(name: str, attempt: Callable[[], Callable[[], None]]) -> list[float]:

@@ -31,7 +31,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,28 +59,18 @@ TIME_BUDGET = 1500
 MIB = 1 << 20
 
 
-@contextlib.contextmanager
-def sandboxd(folder: Path, fork_server: bool = True) -> Iterator[SandboxdProcess]:
-    folder.mkdir(parents=True)
-    server = SandboxdProcess(
-        data_dir=folder / "data",
-        log_path=folder / "sandboxd.log",
-        settings={
-            "SANDBOXD_POOL_SIZE": "2",
-            "SANDBOXD_POOL_MAX": "4",
-            "SANDBOXD_MAX_SANDBOXES": str(ACTIVE + IDLE_SESSIONS + 10),
-            "SANDBOXD_DEFAULT_TTL": "3600",
-            "SANDBOXD_IDLE_PAUSE": "3600",  # the benchmark pauses on purpose
-            "SANDBOXD_MEMORY_LIMIT": "2G",
-            "SANDBOXD_SNAPSHOT_MAX_BYTES": "2G",
-            "SANDBOXD_FORK_SERVER": "true" if fork_server else "false",
-        },
-    )
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
+def sandboxd(folder: Path, fork_server: bool = True) -> contextlib.AbstractContextManager[SandboxdProcess]:
+    settings = {
+        "SANDBOXD_POOL_SIZE": "2",
+        "SANDBOXD_POOL_MAX": "4",
+        "SANDBOXD_MAX_SANDBOXES": str(ACTIVE + IDLE_SESSIONS + 10),
+        "SANDBOXD_DEFAULT_TTL": "3600",
+        "SANDBOXD_IDLE_PAUSE": "3600",  # the benchmark pauses on purpose
+        "SANDBOXD_MEMORY_LIMIT": "2G",
+        "SANDBOXD_SNAPSHOT_MAX_BYTES": "2G",
+        "SANDBOXD_FORK_SERVER": "true" if fork_server else "false",
+    }
+    return harness.sandboxd(folder, settings)
 
 
 # Memory ---------------------------------------------------------------------------------------

@@ -3,17 +3,35 @@ the sandbox user can reach, clean-up on Ctrl-C or SIGTERM, and the report printe
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
 
+from tests.sandboxd_process import SandboxdProcess
+
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@contextlib.contextmanager
+def sandboxd(folder: Path, settings: dict[str, str], *, root: Path = ROOT) -> Iterator[SandboxdProcess]:
+    """A running sandboxd of ``root``'s checkout with ``settings``, its data and log in ``folder``;
+    stopped after (its workdirs' mounts live in its own mount namespace and go with it)."""
+    folder.mkdir(parents=True)
+    server = SandboxdProcess(
+        data_dir=folder / "data", log_path=folder / "sandboxd.log", settings=settings, root=root
+    )
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
 
 
 def load_average() -> str:

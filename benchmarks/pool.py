@@ -17,7 +17,6 @@ import statistics
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,25 +59,17 @@ class Phase:
         return sum(ms <= TARGET_MS for ms in self.latencies_ms)
 
 
-@contextlib.contextmanager
-def sandboxd(folder: Path, pool_max: int, *, forked: bool = True) -> Iterator[SandboxdProcess]:
-    folder.mkdir(parents=True)
-    server = SandboxdProcess(
-        data_dir=folder / "data",
-        log_path=folder / "sandboxd.log",
-        settings={
-            "SANDBOXD_POOL_SIZE": str(POOL_SIZE),
-            "SANDBOXD_POOL_MAX": str(pool_max),
-            "SANDBOXD_MAX_SANDBOXES": str(ARRIVALS + 10),
-            "SANDBOXD_DEFAULT_TTL": "900",
-            "SANDBOXD_FORK_SERVER": "true" if forked else "false",
-        },
-    )
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
+def sandboxd(
+    folder: Path, pool_max: int, *, forked: bool = True
+) -> contextlib.AbstractContextManager[SandboxdProcess]:
+    settings = {
+        "SANDBOXD_POOL_SIZE": str(POOL_SIZE),
+        "SANDBOXD_POOL_MAX": str(pool_max),
+        "SANDBOXD_MAX_SANDBOXES": str(ARRIVALS + 10),
+        "SANDBOXD_DEFAULT_TTL": "900",
+        "SANDBOXD_FORK_SERVER": "true" if forked else "false",
+    }
+    return harness.sandboxd(folder, settings)
 
 
 def pool_ready(server: SandboxdProcess) -> int:

@@ -54,19 +54,9 @@ def checkout(commit: str, folder: Path) -> Iterator[Path]:
         subprocess.run(["git", "worktree", "remove", "--force", str(folder)], cwd=ROOT, check=False)
 
 
-@contextlib.contextmanager
-def sandboxd(root: Path, folder: Path) -> Iterator[SandboxdProcess]:
-    folder.mkdir(parents=True)
-    server = SandboxdProcess(
-        data_dir=folder / "data",
-        log_path=folder / "sandboxd.log",
-        settings={"SANDBOXD_TEMPLATES_DIR": str(ROOT / "var" / "templates")},
-        root=root,
-    )
-    try:
-        yield server.start()
-    finally:
-        server.stop()
+def sandboxd(root: Path, folder: Path) -> contextlib.AbstractContextManager[SandboxdProcess]:
+    """``root``'s sandboxd, with this checkout's built template."""
+    return harness.sandboxd(folder, {"SANDBOXD_TEMPLATES_DIR": str(ROOT / "var" / "templates")}, root=root)
 
 
 def timed_cells(sandbox: Sandbox, count: int) -> list[float]:

@@ -359,25 +359,14 @@ class Service:
     neighbour_hog_ms: list[float]
 
 
-@contextlib.contextmanager
-def sandboxd(folder: Path, pool_size: int, driver: str) -> Iterator[SandboxdProcess]:
-    folder.mkdir(parents=True)
-    data_dir = folder / "data"
-    server = SandboxdProcess(
-        data_dir=data_dir,
-        log_path=folder / "sandboxd.log",
-        settings={
-            "SANDBOXD_POOL_SIZE": str(pool_size),
-            "SANDBOXD_POOL_MAX": str(pool_size),  # a fixed pool: benchmarks/pool.py measures growth
-            "SANDBOXD_DEFAULT_TTL": "600",
-            "SANDBOXD_DRIVER": driver,
-        },
-    )
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()  # its workdir mounts live in its own mount namespace and vanish with it
+def sandboxd(folder: Path, pool_size: int, driver: str) -> contextlib.AbstractContextManager[SandboxdProcess]:
+    settings = {
+        "SANDBOXD_POOL_SIZE": str(pool_size),
+        "SANDBOXD_POOL_MAX": str(pool_size),  # a fixed pool: benchmarks/pool.py measures growth
+        "SANDBOXD_DEFAULT_TTL": "600",
+        "SANDBOXD_DRIVER": driver,
+    }
+    return harness.sandboxd(folder, settings)
 
 
 def create_to_first_result(server: SandboxdProcess) -> float:

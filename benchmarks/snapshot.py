@@ -40,13 +40,13 @@ from benchmarks.sandbox import (  # noqa: E402
     isolation_driver,
     percentile,
     sandboxd,
-    wait_for_idle_kernels,
+    wait_for_idle_sandboxes,
 )
 from sandboxes import Execution, Sandbox, ServiceUnavailable, SnapshotInfo  # noqa: E402
 from sandboxes.kernels.kernel import in_own_namespace  # noqa: E402
 from sandboxes.server.snapshots import kernel_state  # noqa: E402
 from sandboxes.server.snapshots.archive import WORKDIR_PREFIX, ArchiveReader  # noqa: E402
-from sandboxes.server.snapshots.service import STATE_DIR, STATE_NAMESPACE  # noqa: E402
+from sandboxes.server.snapshots.state_cells import STATE_DIR, STATE_NAMESPACE  # noqa: E402
 from sandboxes.server.snapshots.store import LocalSnapshotStore  # noqa: E402
 from tests.sandboxd_process import SandboxdProcess  # noqa: E402
 
@@ -340,7 +340,7 @@ class Session:
 
     def ready_pool(self) -> None:
         """Wait until the pool is full and idle, so each timed run starts from the same place."""
-        wait_for_idle_kernels(self.server, POOL_SIZE + self.live)
+        wait_for_idle_sandboxes(self.server, POOL_SIZE + self.live)
 
     def create(self) -> contextlib.AbstractContextManager[Sandbox]:
         return killed_after(Sandbox.create(url=self.server.url, token=self.server.token))
