@@ -74,6 +74,7 @@ bench: setup
 	$(BIN)/python benchmarks/uploads.py
 	$(BIN)/python benchmarks/page.py
 	$(BIN)/python benchmarks/pool.py
+	$(BIN)/python benchmarks/contexts.py
 	$(BIN)/python benchmarks/density.py
 
 lint: install
