@@ -14,7 +14,7 @@ from django.utils import timezone
 from analyst.models import Turn
 
 CANCEL_CHECK_SECONDS = 1.0
-CANCEL_AGAIN_SECONDS = 5.0  # a stop that found no cell to interrupt is tried again after this
+CANCEL_AGAIN_SECONDS = 5.0  # on_cancel comes this long after Stop is first seen, and as long after that
 
 
 class Lease:

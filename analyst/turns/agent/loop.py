@@ -62,6 +62,7 @@ class TurnRunner:
         self.session = turn.session
         self.providers = providers
         self.kernel = SessionKernel(self.session, emit=self.emit)
+        self.in_cell = False  # a cell of this turn runs (what Stop heard by the lease interrupts)
 
     def emit(self, type: str, payload: dict[str, Any]) -> None:
         events.append(self.session.id, type, payload, turn=self.turn)
@@ -86,9 +87,10 @@ class TurnRunner:
             self.kernel.save(self.turn)
 
     def stop_cell(self) -> None:
-        """Stop heard while this turn runs (from the lease's thread): interrupt its cell."""
-        session = AnalysisSession.objects.get(id=self.session.id)  # its sandbox as of now
-        interrupt_cell(session)
+        """Stop heard while this turn runs (from the lease's thread): interrupt its cell, if one
+        runs (not, say, the kernel's snapshot after the turn)."""
+        if self.in_cell:
+            interrupt_cell(AnalysisSession.objects.get(id=self.session.id))  # its sandbox as of now
 
     def run_cell(self) -> None:
         """Notebook mode: the user's own code, same kernel and events; the model sees it next turn."""
@@ -282,12 +284,16 @@ class TurnRunner:
             emit_output("result", {**payload, "is_main_result": result.is_main_result, **tag})
 
         started = time.monotonic()
-        execution = self.kernel.run(
-            code,
-            on_stdout=lambda text: emit_output("stdout", {"text": text, **tag}),
-            on_stderr=lambda text: emit_output("stderr", {"text": text, **tag}),
-            on_result=on_result,
-        )
+        self.in_cell = True
+        try:
+            execution = self.kernel.run(
+                code,
+                on_stdout=lambda text: emit_output("stdout", {"text": text, **tag}),
+                on_stderr=lambda text: emit_output("stderr", {"text": text, **tag}),
+                on_result=on_result,
+            )
+        finally:
+            self.in_cell = False
         metrics.observe("cell_seconds", time.monotonic() - started)
         if execution.error is not None:
             error = execution.error
