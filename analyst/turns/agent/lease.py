@@ -41,11 +41,13 @@ class Lease:
         self._thread.join()
 
     def _renew_forever(self) -> None:
-        renewed = time.monotonic()
+        tick = min(self.seconds / 3, CANCEL_CHECK_SECONDS)
+        ticks_per_renewal = max(1, round(self.seconds / 3 / tick))  # counted: a clock would drift
+        ticks = 0
         try:
-            while not self._stopped.wait(min(self.seconds / 3, CANCEL_CHECK_SECONDS)):
-                if time.monotonic() - renewed >= self.seconds / 3:
-                    renewed = time.monotonic()
+            while not self._stopped.wait(tick):
+                ticks += 1
+                if ticks % ticks_per_renewal == 0:
                     expires = timezone.now() + timezone.timedelta(seconds=self.seconds)
                     Turn.objects.filter(id=self.turn_id, status=Turn.Status.RUNNING).update(
                         lease_expires_at=expires
