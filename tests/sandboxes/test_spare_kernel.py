@@ -3,7 +3,6 @@ one left unused for SANDBOXD_CONTEXT_SPARE seconds is stopped, as it is with its
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from collections.abc import Iterator
@@ -11,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sandboxes import Sandbox, SandboxNotFound
-from tests.conftest import TEST_SETTINGS, workdir_of
+from sandboxes import Sandbox
+from tests.conftest import TEST_SETTINGS, sandbox_maker, workdir_of
 from tests.sandboxd_process import SandboxdProcess, own_sandboxd_process
 from tests.sandboxes.bwrap_service import host_uid_of, needs_root
 from tests.sandboxes.test_warm_pool import KERNEL_START
@@ -39,11 +38,8 @@ def server() -> Iterator[SandboxdProcess]:
 
 @pytest.fixture
 def sandbox(server: SandboxdProcess) -> Iterator[Sandbox]:
-    made = Sandbox.create(url=server.url, token=server.token)
-    yield made
-    with contextlib.suppress(SandboxNotFound):
-        made.kill()
-    made.close()
+    with sandbox_maker(server) as make:
+        yield make()
 
 
 def kernel_started_at(sandbox: Sandbox, context: object) -> float:
