@@ -323,11 +323,15 @@ ANALYST_TURN_LEASE = envint("ANALYST_TURN_LEASE", 15)
 ANALYST_RECONCILE_INTERVAL = envfloat("ANALYST_RECONCILE_INTERVAL", 5.0)
 ANALYST_REQUEUE_AFTER = envfloat("ANALYST_REQUEUE_AFTER", 30.0)
 ANALYST_QUEUED_MAX = envint("ANALYST_QUEUED_MAX", 600)
-# A task a worker took but never acknowledged (it died) goes back to the queue after this long:
-# just above the longest task (a turn's hard limit), not kombu's default hour. Publishing gives
-# up within about a second when Redis is down: the row is kept and the reconciler sends it later.
+# A message is a nudge and its row the truth (analyst/dispatch.py): once a worker takes one it is
+# gone from Redis (no ack emulation), and the reconciler sends again the work of a worker that
+# died holding it. With kombu's ack emulation, a worker that held a message when Redis went down
+# died closing the lost connection (Celery 5.7 restored the message through a client it had just
+# dropped: "Unrecoverable error"), and nothing sent meanwhile ever ran; now it logs that the
+# message could not be restored and lives on. Publishing gives up within about a second when
+# Redis is down: the row is kept and the reconciler sends it later.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": ANALYST_TURN_TIMEOUT + 60,
+    "ack_emulation": False,
     "socket_connect_timeout": 3,
 }
 CELERY_TASK_PUBLISH_RETRY_POLICY = {

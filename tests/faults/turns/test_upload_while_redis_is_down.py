@@ -1,6 +1,6 @@
-"""An upload made while Redis is down (compose runs it without persistence): the file is kept
-(503 JSON, "no need to upload it again") and placed in the sandbox once Redis is back, by a real
-worker that lived through the outage, with no action of the user's."""
+"""An upload made while Redis is down, which comes back empty: the file is kept (503 JSON, "no
+need to upload it again") and placed in the sandbox once Redis is back, by a real worker that
+lived through the outage, with no action of the user's."""
 
 import time
 
