@@ -18,6 +18,7 @@ from jupyter_client.asynchronous import AsyncKernelClient
 
 from sandboxes.drivers.base import SANDBOX_HOME, SANDBOX_RUNTIME, Driver, IsolatedProcess, LaunchSpec
 from sandboxes.drivers.limits import Limits
+from sandboxes.kernels.kernel_relay import KernelRelay
 from sandboxes.kernels.messages import Event, error_event, execution_count, is_idle, parent_id, to_event
 from sandboxes.kernels.thread_counts import thread_count_environment
 from sandboxes.kernels.watched_sockets import WatchedContext
@@ -34,6 +35,7 @@ QUIET_AFTER_REPLY_SECONDS = 1.0
 UNANSWERED_SECONDS = 5.0
 PORTS = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
 CHANNELS = ("shell", "iopub", "stdin", "control")  # the ones sandboxd reads (not the heartbeat)
+CHANNEL_PORTS = range(1, len(CHANNELS) + 1)  # their ports: the first ones of PORTS
 
 
 class KernelDied(Exception):
@@ -59,11 +61,11 @@ class KernelStartFailed(Exception):
 
 @dataclass(frozen=True)
 class ChannelLimits:
-    """What sandboxd takes from a kernel's sockets: a larger message drops the connection (ZeroMQ
-    does not make it again: the kernel makes it anew before the next cell, see execute()), and at
-    most ``queue`` messages wait per socket while nobody reads (and 64 more in the kernel's
-    publisher, kernel_launcher.py; the rest are dropped), so a kernel that floods between cells
-    costs us about ``(queue + 2) * max_message_bytes`` per socket (watched_sockets.py)."""
+    """What sandboxd takes from a kernel's sockets: a message whose frames together hold more
+    than ``max_message_bytes`` is dropped unread (kernel_relay.py), and at most ``queue`` messages
+    wait per socket while nobody reads (and 64 more in the kernel's publisher, kernel_launcher.py;
+    the rest are dropped), so a kernel that floods between cells costs us about
+    ``(queue + 4) * max_message_bytes`` per socket."""
 
     max_message_bytes: int = 8 << 20
     queue: int = 2
@@ -101,6 +103,8 @@ class Kernel:
         self.process: IsolatedProcess | None = None
         self.client: AsyncKernelClient | None = None
         self._zmq: WatchedContext | None = None
+        self._relay: KernelRelay | None = None
+        self._dropped_told = 0  # of the relay's dropped messages, those a cell's output has named
         self.running: str | None = None  # msg_id of the cell being executed
         self._control_lock = asyncio.Lock()
 
@@ -137,9 +141,16 @@ class Kernel:
         if self.spec.owner:  # the kernel creates its sockets here
             os.chown(self.runtime_dir, *self.spec.owner)
         self.process = await asyncio.to_thread(self.spec.driver.launch, launch)
+        self._relay = KernelRelay(
+            str(self.runtime_dir / "k"),
+            CHANNEL_PORTS,
+            self.spec.channels.max_message_bytes,
+            root=self.spec.runtime_root,
+        )
+        await self._relay.start()
         self.client = AsyncKernelClient(context=self._bounded_context())
-        self.client.load_connection_info(self._host_connection_info(key))
-        self.client.start_channels()
+        self.client.load_connection_info(self._connection_info(key, self._relay.prefix))
+        self.client.start_channels(hb=False)  # sandboxd watches the process itself
         try:
             await self._wait_ready(timeout)
         except BaseException:
@@ -205,16 +216,8 @@ class Kernel:
         A ``silent`` cell is sandboxd's own: no execution count, no history, no Out entry."""
         assert self.client is not None and self._zmq is not None
         self._check_alive()
-        if await self._zmq.dropped():
-            # Between cells the kernel sent a message over the size limit and ZeroMQ ended that
-            # connection; without a new one this cell's output (or reply) would never reach us.
-            await self._reconnect_channels()
-            yield {"type": "stderr", "text": self._dropped_between_cells_marker()}
-        if await self.client.iopub_channel.socket.poll(0):
-            # Stale messages, up to both queues full: the kernel would drop this cell's own
-            # messages for want of room while we read through them. Its publisher may hold 64
-            # messages of up to the size limit, which take a while to come through.
-            await self._drain_iopub(quiet=0.05, most=3.0)
+        if notice := await self._ready_for_cell():
+            yield notice
         # stop_on_error=False: cells run one at a time, so nothing queued should be aborted.
         msg_id = self.client.execute(
             code, silent=silent, store_history=not silent, allow_stdin=False, stop_on_error=False
@@ -254,11 +257,39 @@ class Kernel:
         self.running = None
         if idle_seen:
             reply = reply or await self._reply_to(msg_id, timeout=1.0)
+            if self._newly_dropped():
+                yield {"type": "stderr", "text": self._lost_output_marker()}
         else:  # we left without the idle status: it, and perhaps more, never came
+            self._newly_dropped()  # named by this marker too
             yield {"type": "stderr", "text": self._lost_output_marker()}
             await self._reconnect_iopub()
             await self._zmq.dropped()  # the connection just replaced: nothing more to make anew
         yield {"type": "end_of_execution", "execution_count": execution_count(reply)}
+
+    async def _ready_for_cell(self) -> Event | None:
+        """Channels that work and hold nothing stale; the notice of what was dropped since the
+        last cell, if anything was."""
+        assert self.client is not None and self._zmq is not None
+        reconnected = await self._zmq.dropped()
+        if reconnected:
+            # Between cells a connection to the kernel ended (the relay ends one past its
+            # allowance of dropped bytes, or whose stream breaks ZMTP); made anew, with the
+            # kernel answering on it, before this cell's output (or reply) could be lost.
+            await self._reconnect_channels()
+        if await self.client.iopub_channel.socket.poll(0):
+            # Stale messages, up to both queues full: the kernel would drop this cell's own
+            # messages for want of room while we read through them. Its publisher may hold 64
+            # messages of up to the size limit, which take a while to come through.
+            await self._drain_iopub(quiet=0.05, most=3.0)
+        if self._newly_dropped() or reconnected:  # the relay's count first: it is read anew
+            return {"type": "stderr", "text": self._dropped_between_cells_marker()}
+        return None
+
+    def _newly_dropped(self) -> bool:
+        """Whether the relay dropped a message over the size limit since this was last asked."""
+        assert self._relay is not None
+        told, self._dropped_told = self._dropped_told, self._relay.dropped
+        return self._dropped_told > told
 
     def _lost_output_marker(self) -> str:
         limit = self.spec.channels.max_message_bytes
@@ -371,6 +402,9 @@ class Kernel:
         if self._zmq is not None:
             self._zmq.destroy(linger=0)
             self._zmq = None
+        if self._relay is not None:
+            self._relay.close()
+            self._relay = None
         if self.process is not None:
             await asyncio.to_thread(self.process.cleanup)
         shutil.rmtree(self.runtime_dir, ignore_errors=True)
@@ -404,9 +438,6 @@ class Kernel:
     def _write_connection_file(self, key: str) -> None:
         info = self._connection_info(key, f"{SANDBOX_RUNTIME}/k")
         (self.runtime_dir / "connection.json").write_text(json.dumps(info))
-
-    def _host_connection_info(self, key: str) -> dict[str, object]:
-        return self._connection_info(key, str(self.runtime_dir / "k"))
 
 
 def in_own_namespace(code: str, name: str) -> str:

@@ -19,8 +19,9 @@ class WatchedContext(zmq.asyncio.Context):
     I/O thread as a command that raced there (kernel_launcher.py's history), and an event of a
     connection made before its monitor is lost.
 
-    libzmq checks the size limit per frame and counts its queue in whole messages, so what one
-    socket may hold is about (``queue`` + 2) × ``max_message_bytes`` for single-frame messages."""
+    libzmq checks the size limit per frame and counts its queue in whole messages, so these
+    sockets are connected to a kernel through kernel_relay.py, which passes on only messages of
+    at most ``max_message_bytes`` in all their frames."""
 
     # pyzmq takes an attribute a subclass does not declare here for a socket option
     _monitors: list[tuple[zmq.asyncio.Socket, zmq.asyncio.Socket]]  # (watched, its monitor)

@@ -1,11 +1,13 @@
 """What sandboxd holds of a kernel's messages is bounded in bytes, not only in messages: a thread
 that publishes messages of 7 MiB between cells grows sandboxd by a few of them (with a queue of 32
-messages of up to 64 MiB, 64 MiB messages grew it from 90 MiB to 1.6 GiB), and one over the size
-limit, whose connection ZeroMQ then ends for good, costs the next cell nothing: the connection is
-made anew before it runs, and its output comes whole, after a line that says what was dropped."""
+messages of up to 64 MiB, 64 MiB messages grew it from 90 MiB to 1.6 GiB), one message of many
+frames, each under the limit, counts whole (libzmq checks its limit per frame: 48 frames of 1 MiB
+grew sandboxd by hundreds of MiB), and one over the size limit costs the next cell nothing: its
+output comes whole, after a line that says what was dropped."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,6 +51,32 @@ def oversized():
     open("oversized-sent", "w").close()
 threading.Thread(target=oversized, daemon=True).start()
 """
+# For 3 s, messages of 48 frames of 1 MiB (the same buffer, sent without a copy) parented to no
+# cell.
+MANY_FRAMES_FLOOD = """
+import threading, time
+kernel = get_ipython().kernel
+def flood():
+    frame = memoryview(b"f" * (1 << 20))
+    end = time.time() + 3
+    while time.time() < end:
+        kernel.session.send(
+            kernel.iopub_socket, "display_data", {"data": {"text/plain": "big"}, "metadata": {}},
+            parent={}, buffers=[frame] * 48,
+        )
+    open("flood-done", "w").close()
+threading.Thread(target=flood, daemon=True).start()
+"""
+# A result of 12 frames of 1 MiB, this cell's own, then output after it.
+MANY_FRAMES_RESULT = """
+kernel = get_ipython().kernel
+frame = memoryview(b"f" * (1 << 20))
+kernel.session.send(
+    kernel.iopub_socket, "display_data", {"data": {"text/plain": "big"}, "metadata": {}},
+    parent=kernel.get_parent(), buffers=[frame] * 12,
+)
+print("after")
+"""
 DROPPED = (
     "[sandbox] output sent since the last cell was dropped: the kernel sent a message larger than"
     " 8388608 bytes\n"
@@ -91,6 +119,43 @@ def test_a_flood_of_large_messages_grows_sandboxd_by_a_few_of_them(default_limit
     after = sandbox.run_code("print('next'); 6 * 7", timeout=30)
     assert after.error is None, after.error
     assert (after.stdout, after.text) == ("next\n", "42"), after.stderr
+
+
+def test_a_flood_of_messages_of_many_frames_grows_sandboxd_by_a_few_messages(default_limits, sandbox):
+    assert sandbox.run_code("1 + 1").text == "2"
+    pid = default_limits.process.pid
+    before, peak, done = rss_bytes(pid), 0, threading.Event()
+
+    def sample() -> None:  # from the flood's own cell on: its output is read while it runs
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, rss_bytes(pid))
+            time.sleep(0.05)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        assert sandbox.run_code(MANY_FRAMES_FLOOD).error is None
+        wait_for_file(sandbox, "flood-done")
+    finally:
+        done.set()
+        sampler.join()
+    print(f"sandboxd RSS {before / MiB:.0f} MiB, peak {peak / MiB:.0f} MiB")
+    assert peak - before < 64 * MiB  # 48 MiB messages, every one over the limit: none is held
+    after = sandbox.run_code("print('next'); 6 * 7", timeout=30)
+    assert after.error is None, after.error
+    assert (after.stdout, after.text, after.stderr) == ("next\n", "42", DROPPED)
+
+
+def test_a_result_of_many_frames_over_the_limit_is_dropped_and_the_cell_goes_on(sandbox):
+    execution = sandbox.run_code(MANY_FRAMES_RESULT, timeout=30)
+    assert execution.error is None, execution.error
+    assert [result.text for result in execution.results] == []
+    assert execution.stdout == "after\n"
+    assert "[some of this cell's output was lost: the kernel sent a message larger than 8388608" in (
+        execution.stderr
+    )
+    assert sandbox.run_code("6 * 7").text == "42"
 
 
 def test_a_message_over_the_limit_between_cells_costs_the_next_cell_nothing(sandbox):
