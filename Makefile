@@ -76,6 +76,7 @@ bench: setup
 	$(BIN)/python benchmarks/pool.py
 	$(BIN)/python benchmarks/contexts.py
 	$(BIN)/python benchmarks/density.py
+	$(BIN)/python benchmarks/grid_rows.py
 
 lint: install
 	$(BIN)/ruff check .

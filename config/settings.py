@@ -280,6 +280,8 @@ ANALYST_SANDBOX_TTL = envint("ANALYST_SANDBOX_TTL", 24 * 3600)
 ANALYST_SNAPSHOT_AFTER_TURN = envbool("ANALYST_SNAPSHOT_AFTER_TURN", True)
 ANALYST_SNAPSHOTS_KEPT = envint("ANALYST_SNAPSHOTS_KEPT", 10)
 ANALYST_MAX_UPLOAD = envbytes("ANALYST_MAX_UPLOAD", 1 << 30)
+# The largest CSV a table's grid downloads (the whole frame, filtered and sorted); past it, 413.
+ANALYST_GRID_CSV_MAX_BYTES = envbytes("ANALYST_GRID_CSV_MAX_BYTES", 256 << 20)
 # MCP (/mcp and `manage.py mcp`): a file uploaded as base64 in a tool call may be this big (larger
 # ones go through the page or POST /api/sessions/<id>/files); read_file returns at most
 # ANALYST_MCP_READ_LIMIT bytes of a file; session links point at ANALYST_PUBLIC_URL over stdio (over

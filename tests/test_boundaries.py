@@ -47,6 +47,7 @@ PUBLIC_API = [
     "SnapshotNotFound",
     "SnapshotTooLarge",
     "TablePreview",
+    "TableRows",
     "TemplateNotFound",
     "VariableInfo",
     "VariableList",

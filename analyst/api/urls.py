@@ -14,6 +14,8 @@ urlpatterns = [
     path("sessions/<uuid:session_id>/kernel/interrupt", sessions.interrupt_kernel),
     path("sessions/<uuid:session_id>/variables", variables.variables_listing),
     path("sessions/<uuid:session_id>/variables/<str:name>", variables.variable_preview),
+    path("sessions/<uuid:session_id>/variables/<str:name>/rows", variables.variable_rows),
+    path("sessions/<uuid:session_id>/variables/<str:name>/rows.csv", variables.variable_csv),
     path("sessions/<uuid:session_id>/kernel/run-all", sessions.run_all),
     path("sessions/<uuid:session_id>/rerun", sessions.rerun),
     path("sessions/<uuid:session_id>/fork", sessions.fork),

@@ -48,7 +48,7 @@ def listing(session: AnalysisSession) -> dict[str, Any]:
         if sandbox is None:
             return answer
         try:
-            if _turn_running(session):
+            if turn_running(session):
                 answer["status"] = "busy"
             else:
                 found = sandbox.default_context.variables()
@@ -74,7 +74,7 @@ def preview(session: AnalysisSession, name: str) -> dict[str, Any]:
     with live_sandbox(session) as sandbox:
         if sandbox is None:
             raise NoKernel("the session's sandbox is not running")
-        if _turn_running(session):
+        if turn_running(session):
             raise KernelBusy("a turn is running; the table can be shown once it ends")
         try:
             table = sandbox.default_context.preview(name, rows=PREVIEW_ROWS)
@@ -93,7 +93,12 @@ def preview(session: AnalysisSession, name: str) -> dict[str, Any]:
     names = [field["name"] for field in fields]
     rows = [{key: _cell(row.get(key)) for key in names} for row in table.data[:PREVIEW_ROWS]]
     total_rows = _count(table.total_rows) or 0
-    resource = {"schema": {"fields": fields}, "data": rows, "total_rows": total_rows}
+    resource = {
+        "schema": {"fields": fields},
+        "data": rows,
+        "total_rows": total_rows,
+        "variable": {"name": name},
+    }
     return {
         "data": {DATARESOURCE: resource, "text/html": _html(names, rows)},
         "total_rows": total_rows,
@@ -101,7 +106,7 @@ def preview(session: AnalysisSession, name: str) -> dict[str, Any]:
     }
 
 
-def _turn_running(session: AnalysisSession) -> bool:
+def turn_running(session: AnalysisSession) -> bool:
     return session.turns.exclude(status__in=Turn.FINISHED).exclude(status=Turn.Status.QUEUED).exists()
 
 

@@ -23,6 +23,7 @@ from sandboxes.client.payloads import (
     SandboxInfo,
     SnapshotInfo,
     TablePreview,
+    TableRows,
     VariableList,
     WriteInfo,
 )
@@ -285,6 +286,16 @@ class AsyncCodeContext:
     async def preview(self, name: str, rows: int = 20) -> TablePreview:
         """As CodeContext.preview."""
         return await self.sandbox._api.call(routes.preview(self.sandbox.sandbox_id, self.id, name, rows))
+
+    async def rows(self, name: str, *, offset: int = 0, limit: int = 50, **query: Any) -> TableRows:
+        """As CodeContext.rows (``query``: sort, desc, filter, token)."""
+        chosen = routes.table_query(
+            query.get("token"), query.get("sort"), query.get("desc", False), query.get("filter", "")
+        )
+        call = routes.table_rows(
+            self.sandbox.sandbox_id, self.id, name, chosen | {"offset": offset, "limit": limit}
+        )
+        return await self.sandbox._api.call(call)
 
     async def close(self) -> None:
         """See CodeContext.close. Raises ContextNotFound if it is already gone."""

@@ -133,6 +133,29 @@ class TablePreview:
 
 
 @dataclass(frozen=True)
+class TableRows:
+    """A page of a table's rows, filtered and sorted over the whole frame: ``columns``
+    [{"name", "type"}] (the index first), ``rows`` one list of values per row in that order;
+    ``total_rows`` rows match the filter, of ``all_rows``; the page begins at ``offset``."""
+
+    columns: list[dict[str, str]]
+    rows: list[list[Any]]
+    total_rows: int
+    all_rows: int
+    offset: int
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> TableRows:
+        return cls(
+            columns=body["columns"],
+            rows=body["rows"],
+            total_rows=body["total_rows"],
+            all_rows=body["all_rows"],
+            offset=body["offset"],
+        )
+
+
+@dataclass(frozen=True)
 class EntryInfo:
     name: str
     path: str

@@ -15,6 +15,7 @@ T = TypeVar("T")
 Restored = tuple[payloads.SandboxInfo, payloads.RestoreReport | None]
 
 SNAPSHOT_WAIT = wait_for(SNAPSHOT_TIMEOUT)
+CSV_TIMEOUT = 150.0  # sandboxd gives the kernel 120 s to write a table's CSV
 
 
 def _json(read: Callable[[dict[str, Any]], T]) -> Callable[[httpx.Response], T]:
@@ -148,6 +149,24 @@ def variables(sandbox_id: str, context_id: str) -> Call[payloads.VariableList]:
 def preview(sandbox_id: str, context_id: str, name: str, rows: int) -> Call[payloads.TablePreview]:
     request = Request("GET", f"{_context(sandbox_id, context_id)}/variables/{name}", params={"rows": rows})
     return Call(request, _json(payloads.TablePreview.from_json))
+
+
+def table_rows(
+    sandbox_id: str, context_id: str, name: str, query: dict[str, Any]
+) -> Call[payloads.TableRows]:
+    path = f"{_context(sandbox_id, context_id)}/variables/{name}/rows"
+    return Call(Request("GET", path, params=query), _json(payloads.TableRows.from_json))
+
+
+def table_csv(sandbox_id: str, context_id: str, name: str, query: dict[str, Any]) -> Request:
+    """A streamed request: its answer is the CSV's bytes, once the kernel has written them all."""
+    path = f"{_context(sandbox_id, context_id)}/variables/{name}/csv"
+    return Request("GET", path, params=query, timeout=wait_for(CSV_TIMEOUT))
+
+
+def table_query(token: str | None, sort: str | None, desc: bool, filter: str) -> dict[str, Any]:
+    query = {"token": token, "sort": sort, "desc": "1" if desc else None, "filter": filter or None}
+    return {key: value for key, value in query.items() if value is not None}
 
 
 def close_context(sandbox_id: str, context_id: str) -> Call[None]:

@@ -19,6 +19,7 @@ from sandboxes.client.payloads import (
     SandboxInfo,
     SnapshotInfo,
     TablePreview,
+    TableRows,
     VariableList,
     WriteInfo,
 )
@@ -323,6 +324,42 @@ class CodeContext:
         Raises VariableNotFound when there is no table of that name, InvalidRequest for a name
         that is not an identifier, and as variables() does."""
         return self.sandbox._api.call(routes.preview(self.sandbox.sandbox_id, self.id, name, rows))
+
+    def rows(
+        self,
+        name: str,
+        *,
+        offset: int = 0,
+        limit: int = 50,
+        sort: str | None = None,
+        desc: bool = False,
+        filter: str = "",
+        token: str | None = None,
+    ) -> TableRows:
+        """A page of the DataFrame or Series ``name``, computed in the kernel over the whole
+        frame: the rows whose shown text holds ``filter`` (any case), ordered by the column
+        ``sort`` (missing values last), ``limit`` (at most 500) from ``offset``. ``token`` (a
+        shown result's ``variable.token``) asks for the very table that result showed. Raises
+        VariableNotFound (no such table, or no longer that one), InvalidRequest, ContextBusy,
+        InspectionFailed (late past 8 s, or the data broke pandas)."""
+        query = routes.table_query(token, sort, desc, filter) | {"offset": offset, "limit": limit}
+        return self.sandbox._api.call(routes.table_rows(self.sandbox.sandbox_id, self.id, name, query))
+
+    def csv_chunks(
+        self,
+        name: str,
+        *,
+        max_bytes: int,
+        sort: str | None = None,
+        desc: bool = False,
+        filter: str = "",
+        token: str | None = None,
+    ) -> Iterator[bytes]:
+        """The whole table as rows() chooses them, as CSV (its index first), once the kernel has
+        written it, as it arrives. Raises, once iterated, as rows() does, and FileTooLarge for
+        a CSV past ``max_bytes`` (InspectionFailed past 120 s)."""
+        query = routes.table_query(token, sort, desc, filter) | {"max_bytes": max_bytes}
+        return self.sandbox._api.stream_bytes(routes.table_csv(self.sandbox.sandbox_id, self.id, name, query))
 
     def close(self) -> None:
         """Stop this context's kernel; the sandbox and its other contexts go on. Raises

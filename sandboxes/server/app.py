@@ -30,6 +30,7 @@ from sandboxes.server.sandbox import ServerSandbox
 from sandboxes.server.snapshots.service import Snapshots
 from sandboxes.server.snapshots.store import store_for
 from sandboxes.server.system_limits import capacity_error, open_files_limit
+from sandboxes.server.variables import rows as table_rows
 from sandboxes.server.variables import service as variables
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,8 @@ class SandboxApi:
             Route(context + "/execute", self.execute, methods=["POST"]),
             Route(context + "/variables", self.variables, methods=["GET"]),
             Route(context + "/variables/{name}", self.preview_variable, methods=["GET"]),
+            Route(context + "/variables/{name}/rows", self.variable_rows, methods=["GET"]),
+            Route(context + "/variables/{name}/csv", self.variable_csv, methods=["GET"]),
             Route(sandbox + "/files", self.write_file, methods=["PUT"]),
             Route(sandbox + "/files", self.read_file, methods=["GET"]),
             Route(sandbox + "/files", self.remove_file, methods=["DELETE"]),
@@ -205,6 +208,26 @@ class SandboxApi:
             table = await variables.preview(context, request.path_params["name"], int(rows))
         return JSONResponse(table)
 
+    async def variable_rows(self, request: Request) -> Response:
+        """A page of a table's rows, filtered and sorted over the whole frame (variables/rows.py)."""
+        query = rows_query(request)
+        offset, limit = (
+            whole_number(request, key, default) for key, default in (("offset", 0), ("limit", 50))
+        )
+        async with self._context(request) as (_, context):
+            await context.complete_state()
+            return JSONResponse(await table_rows.page(context, query, offset=offset, limit=limit))
+
+    async def variable_csv(self, request: Request) -> Response:
+        """The whole table, filtered and sorted, as CSV: written by the kernel, then streamed."""
+        query = rows_query(request)
+        max_bytes = whole_number(request, "max_bytes", 0)
+        async with self._context(request) as (sandbox, context):
+            await context.complete_state()
+            fd, size = await table_rows.csv_file(context, sandbox.workdir, query, max_bytes=max_bytes)
+        headers = {"content-length": str(size)}
+        return StreamingResponse(files.iter_file(fd), media_type="text/csv; charset=utf-8", headers=headers)
+
     async def write_file(self, request: Request) -> Response:
         path = request.query_params.get("path", "")
         limit = self.config.max_upload_bytes
@@ -283,6 +306,26 @@ class SandboxApi:
                 metadata=check_metadata(body.get("metadata"), missing=None),
             )
         return JSONResponse({**sandbox.info(), "restore": report}, status_code=201)
+
+
+def rows_query(request: Request) -> table_rows.Query:
+    params = request.query_params
+    return table_rows.Query(
+        name=request.path_params["name"],
+        token=params.get("token") or None,
+        sort=params.get("sort") or None,
+        desc=params.get("desc", "") in ("1", "true"),
+        filter=params.get("filter", ""),
+    )
+
+
+def whole_number(request: Request, key: str, default: int) -> int:
+    raw = request.query_params.get(key)
+    if raw is None:
+        return default
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 18:
+        raise InvalidRequest(f"{key} must be a whole number")
+    return int(raw)
 
 
 def idempotency_key(request: Request) -> str | None:

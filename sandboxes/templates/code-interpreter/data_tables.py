@@ -9,13 +9,21 @@ At most MAX_ROWS rows and MAX_COLUMNS columns, fewer rows when they would pass B
 JSON, each text cut to MAX_CHARS. The JSON is always valid: NaN, NaT and None are null, an
 infinity is the string "Infinity" or "-Infinity", an integer past 2**53 (which JavaScript
 would round) a string; timestamps ISO 8601; bytes and any other object their repr or str.
-Anything that goes wrong leaves the table out, never the display."""
+Anything that goes wrong leaves the table out, never the display.
+
+A table a user variable holds also carries ``"variable": {"name", "token"}``: the token finds
+the shown object again (weakly held, in sys.modules[SHOWN_TABLES]), so sandboxd's rows cell
+pages the whole frame while that name still holds that very table."""
 
 from __future__ import annotations
 
 import datetime
 import json
 import math
+import secrets
+import sys
+import types
+import weakref
 from typing import Any
 
 MIME = "application/vnd.dataresource+json"
@@ -24,6 +32,7 @@ MAX_COLUMNS = 200
 MAX_CHARS = 1000
 BUDGET = 2 << 20  # a cell may display several tables under sandboxd's 64 MiB of results
 EXACT = 2**53
+SHOWN_TABLES = "__sandbox_shown_tables__"  # read by sandboxd (server/variables/rows_in_kernel.py)
 
 
 def register(shell: Any) -> None:
@@ -39,8 +48,21 @@ def register(shell: Any) -> None:
 
     formatter = DataResourceFormatter(parent=shell.display_formatter)
     shell.display_formatter.formatters[MIME] = formatter
-    formatter.for_type(pd.DataFrame, resource)  # (by name it would miss: pandas 3 says "pandas")
-    formatter.for_type(pd.Series, resource)
+    shown = types.ModuleType(SHOWN_TABLES)
+    shown.tables = weakref.WeakValueDictionary()  # type: ignore[attr-defined]
+    sys.modules[SHOWN_TABLES] = shown
+
+    def with_variable(data: Any) -> dict[str, Any] | None:
+        table = resource(data)
+        name = table and _bound_name(shell.user_ns, data)
+        if table is not None and name:
+            token = secrets.token_hex(12)
+            shown.tables[token] = data  # type: ignore[attr-defined]
+            table["variable"] = {"name": name, "token": token}
+        return table
+
+    formatter.for_type(pd.DataFrame, with_variable)  # (by name it would miss: pandas 3 says "pandas")
+    formatter.for_type(pd.Series, with_variable)
 
 
 def resource(data: Any) -> dict[str, Any] | None:
@@ -49,6 +71,14 @@ def resource(data: Any) -> dict[str, Any] | None:
         return _resource(data)
     except Exception:  # noqa: BLE001  (a table left out, never a display broken)
         return None
+
+
+def _bound_name(namespace: dict[str, Any], data: Any) -> str | None:
+    """The first public user name that holds ``data`` itself, if one does."""
+    for name, value in list(namespace.items()):
+        if value is data and isinstance(name, str) and name.isidentifier() and not name.startswith("_"):
+            return name
+    return None
 
 
 def _resource(data: Any) -> dict[str, Any]:
