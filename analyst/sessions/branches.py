@@ -1,12 +1,13 @@
 """Branching: a past question edited and sent makes a new session, a fork of the log up to just
 before that question, whose kernel is as it was then, where the edited question is asked.
 
-The branch holds the question's earlier events and the model's messages of the turns before it,
-every upload (as a fork has them), and the snapshot taken after the last turn before the question
-that ran code (kernel_snapshots.before), restored on its first use. The original is untouched;
-it lists its branches at the question (``AnalysisSession.branched_from``/``branched_at``). A
-question whose snapshot is no longer kept (a session keeps the last ANALYST_SNAPSHOTS_KEPT) branches
-only when asked to start from an empty kernel: nothing is replayed. One's own sessions only.
+The branch, named after the edited question (analyst.turns.titles), holds the question's earlier
+events and the model's messages of the turns before it, every upload (as a fork has them), and the
+snapshot taken after the last turn before the question that ran code (kernel_snapshots.before),
+restored on its first use. The original is untouched; it lists its branches at the question
+(``AnalysisSession.branched_from``/``branched_at``). A question whose snapshot is no longer
+kept (a session keeps the last ANALYST_SNAPSHOTS_KEPT) branches only when asked to start from an
+empty kernel: nothing is replayed. One's own sessions only.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from analyst.kernels import snapshots as kernel_snapshots
 from analyst.models import AnalysisSession, Event, Turn
 from analyst.realtime import events
 from analyst.sessions import forks
-from analyst.turns import turns
+from analyst.turns import titles, turns
 
 WITH_STATE = (
     "Branched from “{title}” at an edited question, with the kernel's variables and files as of"
@@ -72,7 +73,7 @@ def do_branch(
     with transaction.atomic():
         branch = AnalysisSession.objects.create(
             owner=owner,
-            title=f"{source.title} (branch)"[:200],
+            title=titles.from_question(text) or f"{source.title} (branch)"[:200],
             model=source.model,
             next_seq=question.seq,
             branched_from=source,

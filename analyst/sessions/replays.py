@@ -1,10 +1,12 @@
-"""Replays: the cells that made a session's kernel state, run again in order in a fresh kernel,
-in the same session (Restart and run all) or in a new one on another file with the same columns.
+"""Replays: a session's analysis run again in order in a fresh kernel, in the same session
+(Restart and run all) or in a new one on another file with the same columns.
 
-The cells are the session's since its kernel last started, without those that failed when they
-ran (analyst.sessions.exports.transcript.current_cells). A replay is one turn of kind REPLAY whose input
-is its plan as JSON; analyst.turns.agent.replay runs it. The model is not called, except that a replay
-on another file which stops at a failing cell queues a question asking it to repair that cell.
+The analysis is every cell that succeeded, in order, from the session's start or its last replay
+(analyst.sessions.exports.transcript.analysis_cells): a restart does not shorten it, so Restart
+and run all right after a Restart runs the whole analysis again. A replay is one turn of kind
+REPLAY whose input is its plan as JSON; analyst.turns.agent.replay runs it. The model is not
+called, except that a replay on another file which stops at a failing cell queues a question
+asking it to repair that cell.
 
 The new file of a replay on another file is put in the new session's sandbox under the original
 file's path, so the cells' own ``pd.read_csv('data/sales.csv')`` reads it unchanged: rewriting
@@ -27,13 +29,13 @@ from analyst.files.reports import FORMAT_NAMES
 from analyst.models import AnalysisSession, DataFile, Turn
 from analyst.realtime import events
 from analyst.sessions import forks
-from analyst.sessions.exports.transcript import Code, current_cells
+from analyst.sessions.exports.transcript import Code, analysis_cells
 from analyst.turns import turns
 from analyst.uploads import uploads
 
 
 class NothingToRun(Exception):
-    """No cell has run successfully since the session's kernel last started."""
+    """No cell of the session has run successfully."""
 
 
 class NotComparable(Exception):
@@ -69,19 +71,19 @@ def plan(cells: list[Code], *, restart: bool, repair: bool, announce: str, file:
 
 
 def check_cells(session: AnalysisSession) -> list[Code]:
-    cells = current_cells(session)
+    cells = analysis_cells(session)
     if not cells:
-        raise NothingToRun("no cell has run successfully in this session since its kernel last started")
+        raise NothingToRun("no cell has run successfully in this session yet: there is nothing to run again")
     return cells
 
 
 def do_run_all(*, session: AnalysisSession, user: AbstractBaseUser) -> Turn:
     """Restart and run all: one turn that restarts the kernel (files kept) and runs the session's
-    current cells in order, stopping at the first error. TurnRefused while a turn runs."""
+    analysis in order, stopping at the first error. TurnRefused while a turn runs."""
     turns.check_can_start(session)
     cells = check_cells(session)
     count = f"{len(cells)} cell{'s' if len(cells) != 1 else ''}"
-    announce = f"Restarting the kernel and running the {count} that made its state, in order…"
+    announce = f"Restarting the kernel and running the {count} of this session's analysis again, in order…"
     text = plan(cells, restart=True, repair=False, announce=announce)
     return turns.do_start_turn(session=session, user=user, kind=Turn.Kind.REPLAY, text=text)
 
@@ -146,7 +148,7 @@ def compared(original: DataFile, new: DataFile) -> list[str]:
 
 def do_rerun(*, rerun: Rerun, user: AbstractBaseUser) -> tuple[AnalysisSession, Turn]:
     """A new session holding the source's other files and the new file under the original's
-    path, and its first turn: the source's current cells, run in order in its fresh kernel."""
+    path, and its first turn: the source's analysis, run in order in its fresh kernel."""
     source, original, new = rerun.source, rerun.original, rerun.new
     with transaction.atomic():
         title = f"{source.title} — on {new.name}"[:200]

@@ -1,4 +1,4 @@
-"""Sessions: who may see which, and creating one."""
+"""Sessions: who may see which, finding them by name, creating one."""
 
 from __future__ import annotations
 
@@ -6,13 +6,17 @@ import contextlib
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Q, QuerySet
 from django.http import Http404
 
 from analyst.kernels import hosts as sandbox_hosts
 from analyst.kernels import snapshots as kernel_snapshots
 from analyst.models import AnalysisSession
+from analyst.turns import titles
 from analyst.uploads import shared_files
 from sandboxes import Sandbox, SandboxError
+
+SEARCH_WORDS = 10  # a longer query's other words are ignored: each is one more join
 
 
 class InvalidModel(ValueError):
@@ -27,6 +31,15 @@ def get_owned(user: AbstractBaseUser, session_id: object) -> AnalysisSession:
         raise Http404("no such session") from None
 
 
+def search(owner: AbstractBaseUser, query: str) -> QuerySet[AnalysisSession]:
+    """The owner's sessions, newest first, whose title or file names hold every word of ``query``
+    (case aside); all of them for an empty query."""
+    found = AnalysisSession.objects.filter(owner=owner)
+    for word in query.split()[:SEARCH_WORDS]:
+        found = found.filter(Q(title__icontains=word) | Q(files__name__icontains=word))
+    return found.distinct()
+
+
 def check_model(model: str) -> str:
     if model not in settings.ANALYST_MODELS:
         raise InvalidModel(f"unknown model {model!r}; choose one of {', '.join(settings.ANALYST_MODELS)}")
@@ -37,7 +50,7 @@ def do_create(*, owner: AbstractBaseUser, model: str | None, title: str | None) 
     return AnalysisSession.objects.create(
         owner=owner,
         model=check_model(model or settings.ANALYST_DEFAULT_MODEL),
-        title=(title or "Untitled analysis").strip()[:200] or "Untitled analysis",
+        title=(title or titles.UNTITLED).strip()[:200] or titles.UNTITLED,
     )
 
 

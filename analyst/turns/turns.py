@@ -21,6 +21,7 @@ from analyst.models import AnalysisSession, Turn
 from analyst.ops import metrics
 from analyst.realtime import events
 from analyst.turns import queue as turn_queue
+from analyst.turns import titles
 from analyst.turns.agent.loop import TurnCancelled, TurnRunner
 from analyst.turns.agent.providers import ProviderError
 from sandboxes import SandboxError
@@ -91,7 +92,11 @@ def do_start_turn(
         transaction.on_commit(lambda: setattr(turn, "enqueued", turn_queue.enqueue(turn.id)))
         if kind == Turn.Kind.CHAT:
             again = {} if regenerates is None else {"regenerates": regenerates.id}
-            events.append(session.id, "user_message", {"text": text, **(via or {}), **again}, turn=turn)
+            titled = titles.do_name_after_question(session, text)  # the page shows the new name
+            named = {"session_title": titled} if titled else {}
+            events.append(
+                session.id, "user_message", {"text": text, **(via or {}), **again, **named}, turn=turn
+            )
         elif kind == Turn.Kind.RESTART:
             events.append(
                 session.id, "notice", {"text": "Restarting the kernel…", "code": "restarting"}, turn=turn

@@ -1,6 +1,6 @@
-"""POST /api/sessions/<id>/kernel/run-all: one replay turn holding the session's current cells
-(since the last restart, without those that failed); 404 for a stranger, 409 while a turn runs,
-400 when no cell has run."""
+"""POST /api/sessions/<id>/kernel/run-all: one replay turn holding the session's analysis (its
+cells from the start, a restart notwithstanding, without those that failed); 404 for a stranger,
+409 while a turn runs, 400 when no cell has run."""
 
 from __future__ import annotations
 
@@ -27,17 +27,21 @@ def run_all(client, session):
     return client.post(f"/api/sessions/{session.id}/kernel/run-all")
 
 
-def test_the_owner_queues_one_turn_with_the_current_cells(api, session, cells):
+def test_the_owner_queues_one_turn_with_the_sessions_analysis(api, session, cells):
     response = run_all(api, session)
     assert response.status_code == 202, response.content
     turn = Turn.objects.get(id=response.json()["turn"])
     assert turn.kind == Turn.Kind.REPLAY and response.json()["status"] == "queued"
     plan = json.loads(turn.input)
-    assert plan["cells"] == [{"code": "x = 1", "by": "model"}, {"code": "print(x)", "by": "user"}]
+    assert plan["cells"] == [
+        {"code": "before = 1", "by": "user"},  # a restart does not end the analysis
+        {"code": "x = 1", "by": "model"},
+        {"code": "print(x)", "by": "user"},
+    ]
     assert plan["restart"] is True and plan["repair"] is False
     queued = session.events.order_by("-seq").first()
     assert queued.type == "notice" and queued.payload["code"] == "replay_queued"
-    assert "running the 2 cells" in queued.payload["text"]
+    assert "running the 3 cells" in queued.payload["text"]
 
 
 def test_a_stranger_gets_404(stranger_api, session, cells):

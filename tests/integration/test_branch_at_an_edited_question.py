@@ -70,4 +70,4 @@ def test_a_branch_at_question_two_of_three(stack, api, session):
     assert session.events.count() == len(original)
     detail = api.get(f"/api/sessions/{session.id}").json()
     assert detail["branches"] == [{"id": str(branch.id), "title": branch.title, "at": question["seq"]}]
-    assert branch.title.endswith("(branch)") and branch.files.count() == 1
+    assert branch.title == "Set z instead" and branch.files.count() == 1  # named after its question

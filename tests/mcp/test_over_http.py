@@ -145,7 +145,12 @@ def test_ask_runs_a_whole_turn_and_returns_the_answer_with_its_chart(web, alice_
     assert any(isinstance(block, ImageContent) for block in result.content)
     assert text_of(result).startswith("The line rises, then falls.")
     asked = Event.objects.get(session_id=sid, type="user_message")
-    assert asked.payload == {"text": "Plot 1, 3, 2", "via": "mcp", "client": "pytest-agent"}
+    assert asked.payload == {
+        "text": "Plot 1, 3, 2",
+        "via": "mcp",
+        "client": "pytest-agent",
+        "session_title": "Plot 1, 3, 2",  # it named the untitled session
+    }
     assert stack.requests[0].json["messages"][0]["content"][0]["text"] == "Plot 1, 3, 2"
 
 

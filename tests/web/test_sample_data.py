@@ -54,8 +54,8 @@ def test_the_sidebar_lists_my_sessions_not_anyone_elses(browser, alice, django_u
     bob = django_user_model.objects.create_user("bob", password="a-long-passphrase")
     AnalysisSession.objects.create(owner=bob, model="anthropic/claude-test", title="Bob's secret")
     page = browser.get(f"/sessions/{mine.id}/").content.decode()
-    assert f'href="/sessions/{mine.id}/" aria-current="page">Mine<' in page
-    assert f'href="/sessions/{other.id}/">Also mine<' in page
+    assert f'href="/sessions/{mine.id}/" title="Mine" aria-current="page">Mine<' in page
+    assert f'href="/sessions/{other.id}/" title="Also mine">Also mine<' in page
     assert "Bob&#x27;s secret" not in page and "Bob's secret" not in page
 
 

@@ -117,7 +117,7 @@ def stopped(
 def remember(runner: TurnRunner, plan: dict[str, Any], ran: list[str], outcome: str) -> None:
     """What the model reads of the replay on its next turn."""
     if plan.get("restart"):
-        head = "I restarted the kernel and ran again, in order, the cells that had made its state."
+        head = "I restarted the kernel and ran again, in order, the session's cells that had succeeded."
     else:
         head = f"I ran the cells of an earlier analysis again, in order, in a fresh kernel, on {plan['file']}"
         head += " (in place of the file they read first, at its path)."
