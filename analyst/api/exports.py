@@ -1,24 +1,39 @@
-"""A session's export: GET /api/sessions/<id>/export?format=ipynb|py|html, as an attachment."""
+"""A session's export: GET /api/sessions/<id>/export?format=ipynb|py|html, as an attachment;
+with &bundle=zip, the notebook or the script in a .zip with its data and a requirements.txt."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBase
 from django.views.decorators.http import require_GET
 
 from analyst.api.auth import ApiError, api_view
+from analyst.models import AnalysisSession
 from analyst.sessions import exports, sessions
 
 
 @api_view
 @require_GET
-def export(request: HttpRequest, session_id: str) -> HttpResponse:
+def export(request: HttpRequest, session_id: str) -> HttpResponseBase:
     session = sessions.get_owned(request.user, session_id)
+    format, bundle = request.GET.get("format", "ipynb"), request.GET.get("bundle", "")
+    if bundle not in ("", "zip"):
+        raise ApiError(400, "invalid_request", f"unknown bundle {bundle!r}; the one bundle is zip")
     try:
-        made = exports.export(session, request.GET.get("format", "ipynb"))
+        response = _bundle(session, format) if bundle else _single(session, format)
     except exports.UnknownFormat as exc:
         raise ApiError(400, "invalid_request", str(exc)) from None
-    response = HttpResponse(made.content, content_type=made.content_type)
-    response["Content-Disposition"] = f'attachment; filename="{made.filename}"'
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = "sandbox; default-src 'none'"  # never a page of this site
     return response
+
+
+def _single(session: AnalysisSession, format: str) -> HttpResponse:
+    made = exports.export(session, format)
+    response = HttpResponse(made.content, content_type=made.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{made.filename}"'
+    return response
+
+
+def _bundle(session: AnalysisSession, format: str) -> FileResponse:
+    made = exports.export_bundle(session, format)
+    return FileResponse(made.file, as_attachment=True, filename=made.filename, content_type="application/zip")

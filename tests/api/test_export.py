@@ -8,6 +8,7 @@ import nbformat
 import pytest
 
 from analyst.realtime import events
+from analyst.sessions.exports import runtime
 
 
 @pytest.fixture
@@ -32,8 +33,8 @@ def test_the_owner_downloads_each_format(api, ran, format, content_type):
 def test_the_notebook_holds_the_cell_and_its_output(api, ran):
     book = nbformat.reads(api.get(f"/api/sessions/{ran.id}/export").content.decode(), as_version=4)
     code = [cell for cell in book.cells if cell.cell_type == "code"]  # no format: the notebook
-    assert [cell.source for cell in code] == ["print(1)"]
-    assert code[0].outputs == [{"output_type": "stream", "name": "stdout", "text": "1\n"}]
+    assert [cell.source for cell in code] == ["\n".join(runtime.implicit_imports()), "print(1)"]
+    assert code[1].outputs == [{"output_type": "stream", "name": "stdout", "text": "1\n"}]
 
 
 def test_an_unknown_format_is_400(api, ran):

@@ -31,6 +31,13 @@ def test_the_superseded_answer_is_not_exported(session, alice):
         "The new answer.",
     ]
     assert isinstance(blocks[1], Code)
+    # The report folds the old answer away rather than leave it out: read with it, it is marked.
+    whole = transcript.read(session, superseded=True)
+    assert [(b.text, b.superseded) for b in whole if isinstance(b, Prose) and b.role == "user"] == [
+        ("Sum it", True),
+        ("Sum it", False),
+    ]
+    assert [b.source for b in whole if isinstance(b, Code)] == ["old = 1", "new = 2"]
 
     # A fork's copies name no turn: those of the old answer say they are superseded.
     session.refresh_from_db()  # its next_seq
@@ -38,3 +45,4 @@ def test_the_superseded_answer_is_not_exported(session, alice):
     marked = [e.payload.get("superseded", False) for e in fork.events.order_by("seq")]
     assert marked == [True, True, True, False, False, False, False, False]
     assert transcript.read(fork) == blocks
+    assert transcript.read(fork, superseded=True) == whole

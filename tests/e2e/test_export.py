@@ -1,9 +1,11 @@
-"""The session page's Export links download the session as a notebook, a script and a report."""
+"""The session page's Export links download the session as a notebook, a script and a report, and
+the notebook and the script again in a .zip with a requirements.txt."""
 
 from __future__ import annotations
 
 import json
 import re
+import zipfile
 
 from tests.fakes.model_server import anthropic_text, anthropic_tool_call
 
@@ -39,7 +41,16 @@ def test_the_export_links_download_the_session(stack, web, alice_login, shoot, t
 
     book = json.loads(downloaded["ipynb"])
     code = [cell for cell in book["cells"] if cell["cell_type"] == "code"]
-    assert "".join(code[0]["source"]) == CODE
-    assert [output["output_type"] for output in code[0]["outputs"]] == ["stream", "display_data"]
+    assert code[0]["metadata"]["analyst"]["by"] == "sandbox"  # the imports the sandbox made
+    assert "".join(code[1]["source"]) == CODE
+    assert [output["output_type"] for output in code[1]["outputs"]] == ["stream", "display_data"]
     assert "plt.plot([1, 3, 2])" in downloaded["py"]
     assert "data:image/png;base64," in downloaded["html"] and "It rises, then falls." in downloaded["html"]
+
+    for kind in ("ipynb", "py"):
+        with page.expect_download() as info:
+            page.get_by_test_id(f"export-{kind}-zip").click()
+        assert info.value.suggested_filename == f"rise-and-fall-{kind}.zip"
+        with zipfile.ZipFile(info.value.path()) as made:
+            names = sorted(made.namelist())
+        assert names == ["rise-and-fall/requirements.txt", f"rise-and-fall/rise-and-fall.{kind}"]

@@ -1,9 +1,10 @@
 """A transcript as a Jupyter notebook (nbformat 4): the conversation as markdown cells, the code
 as code cells with their outputs, charts and plotly figures included.
 
-Run top to bottom (``jupyter nbconvert --execute``) with the session's data files beside it: a
-cell that failed when it ran is tagged ``raises-exception``, so its error does not stop the run,
-as it did not stop the analysis.
+Run top to bottom (``jupyter nbconvert --execute``) with the session's data files beside it: its
+first code cell makes the imports the sandbox made for every cell, and a cell that failed when it
+ran is tagged ``raises-exception``, so its error does not stop the run, as it did not stop the
+analysis.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import nbformat
 from nbformat import v4
 
+from analyst.sessions.exports import runtime
 from analyst.sessions.exports.transcript import Block, Code, Failure, Prose, Rich, Stream
 
 HEADINGS = {"user": "**Question**", "assistant": "**Answer**", "note": "*Note*"}
@@ -18,7 +20,7 @@ HEADINGS = {"user": "**Question**", "assistant": "**Answer**", "note": "*Note*"}
 
 def notebook(title: str, blocks: list[Block], preface: str) -> str:
     """The notebook as JSON text, validated against nbformat's schema."""
-    cells = [v4.new_markdown_cell(f"# {title}\n\n{preface}")]
+    cells = [v4.new_markdown_cell(f"# {title}\n\n{preface}"), _implicit_imports()]
     count = 0
     for block in blocks:
         if isinstance(block, Prose):
@@ -35,6 +37,11 @@ def notebook(title: str, blocks: list[Block], preface: str) -> str:
     )
     nbformat.validate(book)
     return nbformat.writes(book)
+
+
+def _implicit_imports() -> nbformat.NotebookNode:
+    source = "\n".join(runtime.implicit_imports())
+    return v4.new_code_cell(source, metadata={"analyst": {"by": "sandbox"}})
 
 
 def _code_cell(block: Code, count: int) -> nbformat.NotebookNode:

@@ -1,20 +1,26 @@
 """A transcript as a Python script in the percent format (``# %%`` cells, which VS Code, Spyder
 and Jupytext read as cells): the conversation as comments, the code as it ran.
 
-A cell that failed when it ran stays, commented out, under the error it raised: the script runs
-top to bottom, as the cells after it did. IPython's own lines (``%pip install``, ``!ls``) are
-commented out too, as Jupytext does: Python cannot run them.
+It runs top to bottom with `python` beside its data: a fixed UTF-8 coding line comes first (a
+title on line one could declare another encoding, and UTF-7 turns comments into code), then the
+imports the sandbox made for every cell. A cell that failed when it ran stays, commented out,
+under the error it raised, as the cells after it did. IPython's own lines (``%pip install``,
+``!ls``) are commented out too, as Jupytext does: Python cannot run them.
 """
 
 from __future__ import annotations
 
+from analyst.sessions.exports import runtime
 from analyst.sessions.exports.transcript import Block, Code, Failure, Prose
 
+CODING = "# -*- coding: utf-8 -*-"
 LABELS = {"user": "Question", "assistant": "Answer", "note": "Note"}
+IMPLICIT = "# %% What the sandbox imported for every cell"
 
 
 def script(title: str, blocks: list[Block], preface: str) -> str:
-    parts = [_comment(f"{title}\n\n{preface}")]
+    heading = _comment(f"{title}\n\n{preface}")
+    parts = [f"{CODING}\n{heading}", "\n".join([IMPLICIT, *runtime.implicit_imports()])]
     for block in blocks:
         if isinstance(block, Prose):
             parts.append("# %% [markdown]\n" + _comment(f"{LABELS[block.role]}: {block.text}"))
@@ -33,7 +39,9 @@ def _code(block: Code) -> str:
 
 
 def _comment(text: str) -> str:
-    return "\n".join(f"# {line}".rstrip() for line in text.splitlines())
+    """``text`` as comment lines, each a line to Python too (a NUL byte, which no source may
+    hold, written as its escape)."""
+    return "\n".join(f"# {line}".rstrip() for line in text.replace("\0", "\\0").splitlines())
 
 
 def _without_magics(source: str) -> str:
