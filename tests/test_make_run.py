@@ -6,6 +6,7 @@ import signal
 import subprocess
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import httpx
@@ -94,6 +95,10 @@ def test_run_starts_everything_and_ctrl_c_stops_it(app_stack):
     assert said[-1] == ready, said  # the last line, once every part answers /healthz
     assert httpx.get(f"http://127.0.0.1:{web_port}/healthz", timeout=10).status_code == 200
     assert not [line for line in said if "celery@" in line or "[config]" in line], said  # no banner
+    # No line a request (its readiness checks polled /healthz every second): they are in a file.
+    assert not [line for line in said if '"GET /' in line], said
+    probe = f"/accounts/login/?probe={uuid.uuid4().hex}"
+    assert httpx.get(f"http://127.0.0.1:{web_port}{probe}", timeout=10).status_code == 200
     assert wait_for(f"http://127.0.0.1:{web_port}/livez").json() == {"status": "ok"}
     for page in ("/accounts/login/", "/static/app/session.js", "/static/vendor/plotly.min.js"):
         assert httpx.get(f"http://127.0.0.1:{web_port}{page}", timeout=10).status_code == 200, page
@@ -105,6 +110,8 @@ def test_run_starts_everything_and_ctrl_c_stops_it(app_stack):
 
     os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in the terminal does
     process.wait(timeout=60)
+    assert f"GET {probe} " in (ROOT / "var" / "log" / "web-access.log").read_text()
+    assert probe not in process.stdout.read().decode(errors="replace")
     assert not any(os.path.exists(f"/proc/{pid}") for pid in services)
     with pytest.raises(httpx.HTTPError):
         httpx.get(f"http://127.0.0.1:{web_port}/healthz", timeout=2)

@@ -1,7 +1,7 @@
 // The composer (owner only): ask a question or run a code cell, pick the model, stop the turn.
+import { CodeEditor } from "./code_editor.js";
 import { el } from "./dom.js";
 
-const MAC = /Mac|iPhone|iPad/.test(navigator.userAgent);
 const MODES = {
   chat: {
     placeholder: "Ask about your data…",
@@ -10,7 +10,7 @@ const MODES = {
   },
   code: {
     placeholder: "Python, run in the session's kernel…",
-    hint: `${MAC ? "⌘" : "Ctrl"}+Enter to run`,
+    hint: "Shift+Enter to run · Tab indents",
     button: "Run",
   },
 };
@@ -102,6 +102,12 @@ export class Composer {
     });
     this.input.addEventListener("keydown", (e) => this.onKey(e));
     this.input.addEventListener("input", () => this.fit());
+    // Code is written in CodeMirror once it is loaded; until then, or if it cannot be, here.
+    this.code = null;
+    CodeEditor.create({ onRun: () => this.send(), placeholder: MODES.code.placeholder }).then(
+      (editor) => this.useEditor(editor),
+      (error) => console.warn("The code editor could not be loaded; code is written in a plain text box.", error),
+    );
     this.toggle.addEventListener("click", () => {
       this.stopEditing(this.editingQuestion != null);
       this.setMode(this.mode === "chat" ? "code" : "chat");
@@ -120,7 +126,10 @@ export class Composer {
   }
 
   showSendState() {
-    this.sendButton.disabled = this.sending || this.blocked;
+    // While a turn runs the server would refuse another (one only saving the kernel aside).
+    const busy = this.turns.running && this.turns.phase !== "saving";
+    this.sendButton.disabled = this.sending || this.blocked || busy;
+    this.sendButton.title = busy ? "A turn is running: wait for it, or Stop it" : "";
     this.sendReason.hidden = !this.blocked;
     this.sendReason.textContent = this.blocked ? `${this.unavailable} Code cells still run.` : "";
     this.hint.hidden = this.blocked; // the reason takes its place
@@ -137,14 +146,57 @@ export class Composer {
     this.hint.textContent = hint;
     this.sendButton.textContent = button;
     this.showSendState();
-    this.input.focus();
+    this.showInput();
+  }
+
+  /** The loaded code editor takes the textarea's place in code mode (with what was typed there). */
+  useEditor(editor) {
+    this.code = editor;
+    this.input.after(editor.element);
+    if (this.mode === "code") {
+      editor.value = this.input.value;
+      this.input.value = "";
+    }
+    // Typed into the hidden textarea as the editor took its place: moved over.
+    this.input.addEventListener("input", () => {
+      if (this.editingCode) this.moveIntoEditor();
+    });
+    this.showInput(document.activeElement === this.input);
+  }
+
+  moveIntoEditor() {
+    this.code.value += this.input.value;
+    this.input.value = "";
+  }
+
+  /** Whether code is written in the editor (code mode, the editor loaded). */
+  get editingCode() {
+    return this.mode === "code" && this.code != null;
+  }
+
+  /** The current input shown (the textarea, or the editor in code mode), and named composer-input. */
+  showInput(focus = true) {
+    const editor = this.editingCode;
+    this.input.hidden = editor;
+    this.form.dataset.editor = this.code ? "codemirror" : "textarea";
+    if (this.code) {
+      this.code.element.hidden = !editor;
+      setTestid(this.code.input, editor);
+    }
+    setTestid(this.input, !editor);
+    if (focus) this.current.focus();
+  }
+
+  /** The input written in now: the code editor, or the textarea (both have a value). */
+  get current() {
+    return this.editingCode ? this.code : this.input;
   }
 
   /** A past cell's code, to edit and run again as a new cell (``seq``: the original's). */
   edit(code, seq) {
     this.stopEditing(false);
     this.setMode("code");
-    this.input.value = code;
+    this.current.value = code;
     this.editing = seq;
     this.showEditing("Editing a cell: it runs as a new cell in the same kernel, and the original stays.");
   }
@@ -166,7 +218,7 @@ export class Composer {
     this.emptyKernel.hidden = true;
     this.editNote.hidden = false;
     this.fit();
-    this.input.focus();
+    this.showInput();
   }
 
   /** A question to start from (a sample's), in the composer ready to send or to change. */
@@ -177,7 +229,7 @@ export class Composer {
   }
 
   stopEditing(clear) {
-    if (clear && (this.editing != null || this.editingQuestion != null)) this.input.value = "";
+    if (clear && (this.editing != null || this.editingQuestion != null)) this.current.value = "";
     this.editing = null;
     this.editingQuestion = null;
     this.editNote.hidden = true;
@@ -187,8 +239,9 @@ export class Composer {
   onKey(e) {
     if (e.key !== "Enter" || e.isComposing) return;
     const modified = e.ctrlKey || e.metaKey;
-    // Ask: Enter sends, Shift+Enter is a new line. Code: Enter is a new line, Ctrl/Cmd+Enter runs.
-    if (modified || (this.mode === "chat" && !e.shiftKey)) {
+    // Ask: Enter sends, Shift+Enter is a new line. Code (the editor's fallback): Enter is a new
+    // line, Shift+Enter or Ctrl/Cmd+Enter runs.
+    if (modified || (this.mode === "chat") !== e.shiftKey) {
       e.preventDefault();
       this.send();
     }
@@ -201,7 +254,8 @@ export class Composer {
   }
 
   async send({ emptyKernel = false } = {}) {
-    const text = this.input.value;
+    const input = this.current;
+    const text = input.value;
     if (!text.trim() || this.sending || this.blocked) return;
     const code = this.mode === "code";
     this.sending = true;
@@ -212,7 +266,7 @@ export class Composer {
       if (!code && this.editingQuestion != null) return await this.branch(text, emptyKernel);
       const body = code ? { code: text, ...(this.editing != null && { edited_from: this.editing }) } : { content: text };
       const answer = await this.api.post(`${this.apiBase}/${code ? "cells" : "messages"}`, body);
-      if (this.input.value === text) this.input.value = ""; // keep what was typed meanwhile
+      if (input.value === text) input.value = ""; // keep what was typed meanwhile
       if (code) this.stopEditing(false);
       this.fit();
       if (answer?.turn != null) this.turns.expect(answer.turn);
@@ -270,6 +324,7 @@ export class Composer {
   showRunning() {
     const running = this.turns.running;
     this.stopButton.hidden = !running;
+    this.showSendState();
     if (!running) {
       this.stopButton.disabled = false;
       this.stopButton.textContent = "Stop";
@@ -294,6 +349,12 @@ export class Composer {
     this.errorBox.textContent = message;
     this.errorBox.hidden = !message;
   }
+}
+
+/** ``node`` named composer-input for the tests, or not (only the input shown is). */
+function setTestid(node, named) {
+  if (named) node.dataset.testid = "composer-input";
+  else delete node.dataset.testid;
 }
 
 /** The models that can answer here, and the session's own even when it cannot (marked so). */

@@ -6,7 +6,8 @@
 // a URL (a <video poster>, an SVG <image>, a table's background, a CSS url(...)) and learn that
 // the page was opened, by its owner or through a share link. The Content-Security-Policy says
 // the same; this holds without it.
-import { DOMPurify, hljs, marked } from "./vendor.js";
+import { displayedTex, mathMarkdown } from "./math.js";
+import { DOMPurify, hljs, loadKatex, marked } from "./vendor.js";
 
 // Everything that loads a resource by itself, or navigates, or submits. Images are refused in
 // markdown too: a markdown image is fetched without a click. (An output's own image is drawn by
@@ -40,6 +41,28 @@ const TABLE = {
 };
 
 const HIGHLIGHT = { ALLOWED_TAGS: ["span"], ALLOWED_ATTR: ["class"], RETURN_DOM_FRAGMENT: true };
+
+// KaTeX's output: spans placed by inline styles (which the hook below drops if they could
+// fetch), SVG paths for stretchy symbols, and MathML for screen readers. KaTeX itself is held to
+// plain TeX: no \href, \url, \includegraphics or \htmlClass (trust: false), a size limit, and
+// input that is not LaTeX is an error (strict), shown as its source.
+const MATH = {
+  USE_PROFILES: { html: true, svg: true, mathMl: true },
+  ADD_TAGS: ["semantics", "annotation"],
+  FORBID_TAGS: FETCHING_TAGS,
+  FORBID_ATTR: FETCHING_ATTRS.filter((name) => name !== "style"),
+  RETURN_DOM_FRAGMENT: true,
+};
+const KATEX = {
+  throwOnError: false,
+  trust: false,
+  strict: "error",
+  maxSize: 50, // em
+  maxExpand: 500,
+  output: "htmlAndMathml",
+};
+
+marked.use(mathMarkdown);
 
 DOMPurify.addHook("uponSanitizeAttribute", (node, attribute) => {
   const name = attribute.attrName;
@@ -93,7 +116,7 @@ function fetchesInCss(value) {
   return [...value.matchAll(/url\s*\(\s*["']?\s*(.?)/gi)].some((match) => match[1] !== "#");
 }
 
-/** The model's markdown as safe DOM, fenced code highlighted. */
+/** The model's markdown as safe DOM, fenced code highlighted, formulas typeset. */
 export function markdownFragment(text) {
   const fragment = DOMPurify.sanitize(marked.parse(text, { gfm: true, async: false }), MARKDOWN);
   for (const block of fragment.querySelectorAll("pre code[class*='language-']")) {
@@ -102,7 +125,37 @@ export function markdownFragment(text) {
       block.replaceChildren(highlighted(block.textContent, language));
     }
   }
+  typeset(fragment);
   return fragment;
+}
+
+/** A text/latex output as safe DOM: a formula displayed, or text with formulas in it. */
+export function latexFragment(text) {
+  const tex = displayedTex(text);
+  if (tex == null) return markdownFragment(text);
+  const box = document.createElement("div");
+  box.className = "math-display";
+  box.textContent = tex;
+  typeset(box);
+  return box;
+}
+
+/** The formulas in ``root`` (.math-inline, .math-display: their TeX as text) drawn by KaTeX once
+ * it is loaded; until then, and if it cannot be, their TeX shows. */
+function typeset(root) {
+  const formulas = [...root.querySelectorAll(".math-inline, .math-display")];
+  if (root.matches?.(".math-display")) formulas.push(root);
+  if (!formulas.length) return;
+  loadKatex().then(
+    (katex) => {
+      for (const node of formulas) {
+        const options = { ...KATEX, displayMode: node.classList.contains("math-display") };
+        node.replaceChildren(DOMPurify.sanitize(katex.renderToString(node.textContent, options), MATH));
+        node.classList.add("typeset");
+      }
+    },
+    (error) => console.warn("KaTeX could not be loaded; formulas show as TeX.", error),
+  );
 }
 
 /** An HTML output (a DataFrame's table) as safe DOM. */

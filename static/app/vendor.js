@@ -28,12 +28,35 @@ let tabulatorLoading = null;
 
 /** Tabulator's class with all its modules; rejects when it cannot be loaded (the next table tries again). */
 export function loadTabulator() {
-  tabulatorLoading ??= import("/static/vendor/tabulator_esm.min.js").then(
+  tabulatorLoading ??= importOnce("/static/vendor/tabulator_esm.min.js", () => (tabulatorLoading = null)).then(
     (module) => module.TabulatorFull,
-    (error) => {
-      tabulatorLoading = null;
-      throw error;
-    },
   );
   return tabulatorLoading;
+}
+
+// CodeMirror (the code cell's editor, 370 kB, bundled by scripts/vendor-js) and KaTeX (LaTeX,
+// 270 kB) the same way: when the composer is built, when the first formula is seen.
+let codeMirrorLoading = null;
+let katexLoading = null;
+
+/** The parts of CodeMirror 6 that scripts/codemirror.js exports; rejects when it cannot be loaded. */
+export function loadCodeMirror() {
+  codeMirrorLoading ??= importOnce("/static/vendor/codemirror.js", () => (codeMirrorLoading = null));
+  return codeMirrorLoading;
+}
+
+/** KaTeX (its stylesheet, vendor/katex.css, is the page's); rejects when it cannot be loaded. */
+export function loadKatex() {
+  katexLoading ??= importOnce("/static/vendor/katex.mjs", () => (katexLoading = null)).then(
+    (module) => module.default,
+  );
+  return katexLoading;
+}
+
+/** import(url), calling ``forget`` when it fails so that the next call tries again. */
+function importOnce(url, forget) {
+  return import(url).catch((error) => {
+    forget();
+    throw error;
+  });
 }

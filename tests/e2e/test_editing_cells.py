@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from tests.e2e.test_code_editor import editor_text
 from tests.fakes.model_server import anthropic_text, anthropic_tool_call
 
 
@@ -25,8 +26,9 @@ def test_a_model_cell_edited_runs_again_as_a_new_cell(stack, web, alice_login, s
     cells = page.get_by_test_id("code-cell")
     original = cells.first
     original.get_by_test_id("cell-edit").click()
-    composer = page.get_by_test_id("composer-input")
-    expect(composer).to_have_value("rate = 0.2\nprint(round(100 * rate))")
+    composer = page.get_by_test_id("composer-input")  # the code editor (test_code_editor.py)
+    expect(composer).to_be_focused()
+    assert editor_text(page) == "rate = 0.2\nprint(round(100 * rate))"
     expect(page.get_by_test_id("composer-editing")).to_be_visible()
     composer.fill("rate = 0.25\nprint(round(100 * rate))")
     composer.press("Control+Enter")
@@ -41,7 +43,8 @@ def test_a_model_cell_edited_runs_again_as_a_new_cell(stack, web, alice_login, s
 
     # Your own cell too; and Cancel puts the composer back as it was.
     edited.get_by_test_id("cell-edit").click()
-    expect(composer).to_have_value("rate = 0.25\nprint(round(100 * rate))")
+    expect(composer).to_be_focused()
+    assert editor_text(page) == "rate = 0.25\nprint(round(100 * rate))"
     page.get_by_test_id("composer-editing").get_by_role("button", name="Cancel").click()
-    expect(composer).to_have_value("")
+    expect(page.locator(".code-editor .cm-placeholder")).to_be_visible()  # emptied
     expect(page.get_by_test_id("composer-editing")).to_be_hidden()

@@ -31,7 +31,7 @@ def test_the_inspector_lists_refreshes_and_previews(stack, web, alice_login, sho
     page.wait_for_url(re.compile(r"/sessions/[0-9a-f-]{36}/$"))
     page.get_by_test_id("variables-toggle").click()
     panel = page.get_by_test_id("variables-panel")
-    expect(panel.get_by_test_id("variables-message")).to_contain_text("not running")
+    expect(panel.get_by_test_id("variables-message")).to_contain_text("starts on first use")
     page.get_by_test_id("mode-toggle").click()
     run_cell(page, FRAME, 0)
 
