@@ -6,8 +6,6 @@ and comes back, with its variables, when its session is used again."""
 from __future__ import annotations
 
 import logging
-import uuid
-from collections.abc import Callable
 
 from analyst.accounts.limits import limits_for
 from analyst.kernels import hosts as sandbox_hosts
@@ -34,10 +32,11 @@ def running_for(user_id: object) -> list[tuple[str, SandboxInfo]]:
     return sorted(running, key=lambda found: found[1].expires_in - found[1].ttl_seconds)
 
 
-def make_room_for(session: AnalysisSession, *, notice: Callable[[str], None]) -> None:
+def make_room_for(session: AnalysisSession) -> None:
     """Before ``session``'s kernel runs: pause its owner's other running kernels past their
-    limit, least recently used first, and say which in ``notice``. A busy one is left running
-    (its turn counts against the limit of turns at once)."""
+    limit, least recently used first. A busy one is left running (its turn counts against the
+    limit of turns at once). Nothing is said in ``session``: the pause is another session's
+    news, and that session says so itself when its kernel resumes (a ``kernel_resumed`` line)."""
     limit = limits_for(session.owner).live_sandboxes
     if not limit:
         return
@@ -48,7 +47,6 @@ def make_room_for(session: AnalysisSession, *, notice: Callable[[str], None]) ->
     except SandboxError as exc:
         log.warning("could not list the sandboxes of user %s: %s", session.owner_id, exc)
         return
-    paused = []
     for host, info in others[: max(0, len(others) - (limit - 1))]:
         try:
             Sandbox.pause_by_id(info.sandbox_id, url=sandbox_hosts.url(host))
@@ -57,21 +55,7 @@ def make_room_for(session: AnalysisSession, *, notice: Callable[[str], None]) ->
         except SandboxError as exc:
             log.warning("could not pause sandbox %s: %s", info.sandbox_id, exc)
             continue
-        paused.append(info.metadata.get("session", ""))
-    if paused:
-        titles = AnalysisSession.objects.filter(id__in=[p for p in paused if _is_uuid(p)])
-        quoted = [f"“{title}”" for title in titles.values_list("title", flat=True)]
-        names = ", ".join(quoted) or "another session"
-        kernels = "kernel" if limit == 1 else "kernels"
-        notice(
-            f"You can have {limit} {kernels} running at once, so the kernel of {names} was paused; it"
-            " resumes with its variables when that session is used again."
-        )
-
-
-def _is_uuid(text: str) -> bool:
-    try:
-        uuid.UUID(text)
-    except ValueError:
-        return False
-    return True
+        log.info(
+            "paused sandbox %s of session %s to make room for session %s (limit %d)",
+            info.sandbox_id, info.metadata.get("session", ""), session.id, limit,
+        )  # fmt: skip

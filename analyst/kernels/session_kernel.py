@@ -82,7 +82,7 @@ class SessionKernel:
         (with the session's files). Its owner's other kernels past their limit are paused first."""
         if self._sandbox is not None:
             return self._sandbox
-        live_sandboxes.make_room_for(self.session, notice=self.notice)
+        live_sandboxes.make_room_for(self.session)
         if self.session.sandbox_id:
             try:
                 self._sandbox = kept_sandboxes.sandbox(self.session.sandbox_id, url=self._url())

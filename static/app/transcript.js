@@ -1,7 +1,9 @@
 // The transcript: each event of the log, in seq order, turned into messages, code cells and notices.
 import { copyButton } from "./copy.js";
 import { el } from "./dom.js";
+import { addFileNote } from "./file_notes.js";
 import { tableShape } from "./format.js";
+import { foldTallOutput } from "./output_fold.js";
 import { appendStream, outputText, renderCellError, renderProblem, renderResult } from "./render.js";
 import { highlighted, markdownFragment } from "./sanitize.js";
 import { turnUsageText } from "./usage.js";
@@ -104,13 +106,7 @@ export class Transcript {
       case "file_added":
         return this.fileAdded(payload, seq);
       case "file_removed":
-        return this.add(
-          el("div", {
-            class: "notice file-note",
-            testid: "file-removed",
-            text: `Deleted ${payload.path ?? payload.name ?? "a file"}`,
-          }),
-        );
+        return this.fileNote("file-removed", "Deleted", payload.path ?? payload.name ?? "a file", "");
       case "files_waiting":
         return this.filesWaiting(turn, payload);
       case "turn_done":
@@ -324,6 +320,7 @@ export class Transcript {
       copyButton(() => code, "Copy", "copy-code"),
     );
     section.append(header, source, output);
+    if (author === "assistant") foldTallOutput(output);
     this.add(section);
     this.running = section;
     return section;
@@ -388,10 +385,16 @@ export class Transcript {
     this.foresee({ type: "file_added", seq, payload });
     const again = payload.id != null && this.described.get(payload.id) < seq;
     const name = payload.path ?? payload.name;
-    const text = payload.read_error
-      ? `${again ? "Read again" : "Uploaded"} ${name}, which could not be read: ${payload.read_error}`
-      : `${again ? "Read again" : "Uploaded"} ${name}${shape(payload)}`;
-    this.add(el("div", { class: "notice file-note", testid: "file-added", text }));
+    const rest = payload.read_error ? `, which could not be read: ${payload.read_error}` : shape(payload);
+    this.fileNote("file-added", again ? "Read again" : "Uploaded", name, rest);
+  }
+
+  /** "Uploaded data/a.csv (3 rows × 2 columns)": grouped with the file notes just before it. */
+  fileNote(testid, verb, name, rest) {
+    const note = el("div", { class: "notice file-note", testid, text: `${verb} ${name}${rest}` });
+    Object.assign(note.dataset, { verb, name });
+    if (this.turn != null) note.dataset.turn = this.turn;
+    addFileNote(this.root, note, (node) => this.add(node));
   }
 
   /** A quiet line while the turn waits for uploads still being put in the sandbox. */

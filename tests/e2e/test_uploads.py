@@ -121,6 +121,7 @@ def test_an_encoding_said_wrong_says_why_and_can_be_put_right(
 
     # On a phone-sized screen the panel is a drawer; the wide table scrolls inside its own box.
     page.set_viewport_size({"width": 390, "height": 844})
+    page.get_by_test_id("header-menu").click()  # no room in the header: its controls are a menu
     page.get_by_role("button", name="Files", exact=True).click()
     # A function, not an expression: Playwright polls an expression with eval, which the CSP refuses.
     in_view = "() => document.querySelector('.files-panel').getBoundingClientRect().right <= 390"
