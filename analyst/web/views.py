@@ -18,6 +18,7 @@ from analyst.accounts import limits as user_limits
 from analyst.files.artifacts import StorageFull
 from analyst.models import AnalysisSession, ShareLink
 from analyst.sessions import branches, exports, forks, samples, sessions, shares
+from analyst.turns import titles
 from analyst.turns.agent.providers import availability
 from analyst.web import limits_shown
 
@@ -30,13 +31,16 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def session_list(request: HttpRequest) -> HttpResponse:
-    owned = AnalysisSession.objects.filter(owner=request.user).prefetch_related("files")
+    query = request.GET.get("q", "").strip()[:200]
+    found = sessions.search(request.user, query).prefetch_related("files")
     models = availability.usable(settings.ANALYST_MODELS)  # only what can answer here
     return render(
         request,
         "analyst/sessions.html",
         {
-            "sessions": owned,
+            "sessions": found,
+            "query": query,
+            "has_sessions": AnalysisSession.objects.filter(owner=request.user).exists(),
             "models": models,
             "default_model": _default_model(models),
             "unavailable": [] if models else [availability.check(m) for m in settings.ANALYST_MODELS],
@@ -98,6 +102,7 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
         "mode": "owner",
         "session-id": str(session.id),
         "title": session.title,
+        "untitled": titles.UNTITLED,  # the name a question replaces (static/app/title.js)
         "ws-url": f"/ws/sessions/{session.id}/",
         "events-url": f"{base}/events",
         "api-base": base,
@@ -174,6 +179,7 @@ def shared_page(request: HttpRequest, token: str) -> HttpResponse:
         "mode": "shared",
         "session-id": str(session.id),
         "title": session.title,
+        "untitled": titles.UNTITLED,  # the name a question replaces (static/app/title.js)
         "ws-url": f"/ws/shared/{link.token}/",
         "events-url": f"{base}/events",
         "artifact-base": f"{base}/artifacts",
@@ -195,11 +201,12 @@ def shared_page(request: HttpRequest, token: str) -> HttpResponse:
 
 def shared_static(request: HttpRequest, token: str) -> HttpResponse:
     """The shared session as a static page (the HTML report): what a viewer without scripts reads,
-    its tables as HTML. Sandboxed by its own CSP: nothing in it runs or loads."""
+    its tables as HTML, its plotly charts drawn where scripts run. Sandboxed by its own CSP:
+    nothing in it runs or loads but the charts' own scripts."""
     link = shares.get_shared(token)
     made = exports.export(link.session, "html")
     response = HttpResponse(made.content, content_type=made.content_type)
-    response["Content-Security-Policy"] = exports.REPORT_CSP
+    response["Content-Security-Policy"] = exports.report_policy()
     response["X-Content-Type-Options"] = "nosniff"
     return response
 

@@ -11,6 +11,14 @@ const SORTERS = { integer: "number", number: "number", boolean: "boolean", strin
 const MISSING = { number: "NaN", integer: "<NA>", datetime: "NaT", duration: "NaT" };
 const FROZEN_INDEX_FROM = 600; // px of width: narrower, the index scrolls away with the rest
 const grids = new WeakMap(); // a drawn table's box → {table, fields}
+const BUSY_RETRY_MS = 2000;
+let liveBase = null; // the owner's page: `/api/sessions/<id>/variables`
+
+/** Grids of a table a variable still holds ask the kernel for its pages at ``base`` (the
+ * owner's session page; a shared page has none and keeps the rows stored with the cell). */
+export function liveTablesAt(base) {
+  liveBase = base;
+}
 
 /**
  * The grid for ``resource`` (an object or a promise of one: {schema: {fields, primaryKey},
@@ -83,12 +91,14 @@ function drawGrid(box, Tabulator, resource) {
   box.replaceChildren(el("div", { class: "data-table-bar" }, filter, copy, download), holder);
   if (note) box.append(el("p", { class: "data-table-note", testid: "data-table-note", text: note }));
 
+  const paged = rows.length > PAGE_SIZES[0]; // a table of one page has no pager
+  const state = { table: null, live: null };
   const table = new Tabulator(holder, {
     data: rows,
     columns: fields.map((field, i) => column(field, `c${i}`, index.has(field.name), roomy)),
     layout: "fitData",
     renderVertical: "basic",
-    pagination: true,
+    pagination: paged,
     paginationSize: PAGE_SIZES[0],
     paginationSizeSelector: PAGE_SIZES,
     paginationCounter: "rows",
@@ -103,12 +113,14 @@ function drawGrid(box, Tabulator, resource) {
     placeholder: () => el("span", { class: "data-grid-empty", text: "No rows match." }),
   });
 
-  table.on("dataSorted", () => table.getPage() > 1 && table.setPage(1)); // a new order starts at its top
+  if (paged) table.on("dataSorted", () => table.getPage() > 1 && table.setPage(1)); // a new order starts at its top
 
+  state.table = table;
   let typing = null;
   filter.addEventListener("input", () => {
     clearTimeout(typing);
     typing = setTimeout(() => {
+      if (state.live) return state.table.setPage(1); // asks the kernel again, with the filter
       const wanted = filter.value.trim().toLowerCase();
       // What the cells show is what is matched: "nan" finds the missing numbers.
       const shows = (row) =>
@@ -117,9 +129,170 @@ function drawGrid(box, Tabulator, resource) {
       else table.clearFilter();
     }, 120);
   });
-  copyOnClick(copy, () => separated(table, fields, "\t"));
-  download.addEventListener("click", () => table.download("csv", "table.csv", { bom: true }));
-  return { table, fields };
+  copyOnClick(copy, () => separated(state.table, fields, "\t"));
+  download.addEventListener("click", () => {
+    if (state.live) window.location.assign(state.live.csvUrl());
+    else state.table.download("csv", `${resource.variable?.name ?? "table"}.csv`, { bom: true }); // (an identifier)
+  });
+  const source = liveBase && resource.variable?.name ? new LiveTable(liveBase, resource.variable, filter) : null;
+  if (source && (paged || note)) {
+    // (A whole table of one page is all here: nothing to ask the kernel, and no pager.)
+    goLive(box, Tabulator, source, { state, holder, fields, index, roomy, copy }, rows.length, partialNote(box));
+  }
+  return {
+    get table() {
+      return state.table;
+    },
+    fields,
+  };
+}
+
+/** The kernel's pages of a table a variable holds: {variable: {name, token?}} of its resource. */
+class LiveTable {
+  constructor(base, variable, filter) {
+    this.url = `${base}/${encodeURIComponent(variable.name)}/rows`;
+    this.name = variable.name;
+    this.token = variable.token ?? null;
+    this.filter = filter;
+    this.sort = null;
+  }
+
+  query(extra = {}) {
+    const query = new URLSearchParams(extra);
+    if (this.token) query.set("token", this.token);
+    if (this.sort) query.set("sort", this.sort.name);
+    if (this.sort?.desc) query.set("desc", "1");
+    const wanted = this.filter.value.trim();
+    if (wanted) query.set("filter", wanted);
+    return query;
+  }
+
+  csvUrl() {
+    return `${this.url}.csv?${this.query()}`;
+  }
+
+  /** A page: the JSON, or {gone: message} (no longer in the kernel), or {busy: message}. */
+  async page(offset, limit) {
+    const response = await fetch(`${this.url}?${this.query({ offset, limit })}`, {
+      credentials: "same-origin",
+      headers: { Accept: "application/json" },
+    });
+    const body = await response.json().catch(() => ({}));
+    if (response.ok) return body;
+    const code = body.error?.code;
+    const message = body.error?.message ?? `the kernel could not answer (HTTP ${response.status})`;
+    if (code === "kernel_busy") return { busy: message };
+    if (code === "not_a_table" || code === "no_kernel") return { gone: message };
+    throw new Error(message);
+  }
+}
+
+/** A note under the grid, made once, for what the live grid says. */
+function partialNote(box) {
+  let note = box.querySelector(".data-table-note");
+  return (text) => {
+    if (!note) {
+      note = el("p", { class: "data-table-note", testid: "data-table-note" });
+      box.append(note);
+    }
+    note.textContent = text;
+    note.hidden = !text;
+  };
+}
+
+/**
+ * Swaps the stored rows' grid for one whose pages, sort and filter the kernel answers over the
+ * whole frame, once the kernel answers; while a cell runs (409 kernel_busy) it asks again every
+ * BUSY_RETRY_MS and the stored rows stay. Once the variable is gone (or holds another table),
+ * the stored rows' grid comes back, saying so.
+ */
+async function goLive(box, Tabulator, source, grid, storedRows, say) {
+  const stored = grid.state.table;
+  const storedNote = box.querySelector(".data-table-note")?.textContent ?? "";
+  const liveHolder = el("div", { class: "data-grid", testid: "data-grid" });
+  const gone = (message) => {
+    if (grid.state.live) {
+      grid.state.table.destroy();
+      liveHolder.replaceWith(grid.holder);
+      stored.redraw(true);
+      grid.state.table = stored;
+    }
+    grid.state.live = null;
+    const count = storedRows.toLocaleString("en");
+    const said = message.charAt(0).toUpperCase() + message.slice(1);
+    say(`${said}: the ${count} rows stored with the cell are here; sorting, filtering, copying and downloading work on those.`);
+    box.dataset.live = "gone";
+  };
+  let first;
+  for (;;) {
+    first = await source.page(0, PAGE_SIZES[0]).catch((error) => ({ gone: error.message }));
+    if (!first.busy) break;
+    say(`The kernel is running a cell: until it ends, ${storedNote.replace(/^The first/, "the first") || "the stored rows are shown"}`);
+    box.dataset.live = "busy";
+    await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
+  }
+  if (first.gone) return gone(first.gone);
+  const { holder, fields, index, roomy } = grid;
+  grid.state.live = source;
+  say("");
+  holder.replaceWith(liveHolder);
+  let lastQuery = "";
+  const table = new Tabulator(liveHolder, {
+    ...liveOptions(fields, index, roomy),
+    ajaxURL: source.url,
+    ajaxRequestFunc: async (url, config, params) => {
+      const wanted = params.sort?.[0];
+      const field = wanted ? fields[Number(wanted.field.slice(1))] : null;
+      source.sort = field ? { name: field.name, desc: wanted.dir === "desc" } : null;
+      const size = params.size ?? PAGE_SIZES[0];
+      const query = `${source.query()}`;
+      const from = query === lastQuery ? params.page : 1; // a new order or filter starts at its top
+      if (from !== params.page) setTimeout(() => table.setPage(1));
+      lastQuery = query;
+      for (;;) {
+        const page = await source.page((from - 1) * size, size);
+        if (page.busy) {
+          say("The kernel is running a cell: the table answers once it ends.");
+          await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
+          continue;
+        }
+        if (page.gone) {
+          setTimeout(() => gone(page.gone));
+          return { last_page: 1, last_row: 0, data: [] };
+        }
+        say(page.total_rows < page.all_rows ? `${page.total_rows.toLocaleString("en")} of ${page.all_rows.toLocaleString("en")} rows match.` : "");
+        const data = page.rows.map((row) => Object.fromEntries(row.map((value, i) => [`c${i}`, value ?? null])));
+        return { last_page: Math.max(1, Math.ceil(page.total_rows / size)), last_row: page.total_rows, data };
+      }
+    },
+  });
+  grid.state.table = table;
+  box.dataset.live = "live";
+}
+
+/** The grid's options when the kernel answers its pages, sorts and filters. */
+function liveOptions(fields, index, roomy) {
+  return {
+    columns: fields.map((field, i) => column(field, `c${i}`, index.has(field.name), roomy)),
+    layout: "fitData",
+    renderVertical: "basic",
+    pagination: true,
+    paginationMode: "remote",
+    sortMode: "remote",
+    filterMode: "remote",
+    paginationSize: PAGE_SIZES[0],
+    paginationSizeSelector: PAGE_SIZES,
+    paginationCounter: "rows",
+    paginationButtonCount: 3,
+    columnDefaults: { resizable: true, headerSortTristate: true },
+    selectableRange: 1,
+    selectableRangeColumns: false,
+    clipboard: "copy",
+    clipboardCopyRowRange: "range",
+    clipboardCopyStyled: false,
+    clipboardCopyConfig: { columnHeaders: false },
+    placeholder: () => el("span", { class: "data-grid-empty", text: "No rows match." }),
+  };
 }
 
 /** A column of the grid; an index column (pandas' row labels) is frozen at the left when

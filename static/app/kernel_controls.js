@@ -2,13 +2,16 @@
 // and its memory against its limit, from the variables listing), Interrupt while a cell runs
 // (the cell ends with KeyboardInterrupt and the turn goes on: a model reads the error and
 // carries on; Stop, in the composer, ends the turn), and Restart and Restart and run all (the
-// cells that made the kernel's state, again in order), each after a confirmation. Restart may
+// session's analysis, again in order), each after a confirmation. Restart may
 // be asked while a turn runs: that turn is stopped first, its cell ended within seconds even if
 // it ignores the interrupt.
 import { el } from "./dom.js";
 import { humanSize } from "./format.js";
 
 const BUSY = { cell: "Busy", restarting: "Restarting", saving: "Saving" };
+const STOPPED_TITLE =
+  "No kernel is running: one starts when a cell runs or a question is asked (and comes back with" +
+  " its variables after the session has been idle).";
 
 const ACTIONS = [
   {
@@ -23,8 +26,8 @@ const ACTIONS = [
     name: "run-all",
     label: "Restart and run all",
     confirm: "Restart and run all",
-    // The cells that made the state: those since the kernel last started, except the ones that failed.
-    question: "Restart, then run this state's cells again in order? It stops at the first error. ",
+    // The session's analysis: every cell that succeeded, from its start or its last Run all.
+    question: "Restart, then run this session's cells again in order? It stops at the first error. ",
     path: "kernel/run-all",
   },
 ];
@@ -107,9 +110,11 @@ export class KernelControls {
       button.disabled = this.turns.running && !allowed;
     }
     this.interruptButton.hidden = phase !== "cell";
-    const word = busy ?? (this.running ? "Idle" : "Not running"); // idle too while the model thinks
+    // Idle too while the model thinks. No kernel is no fault: one starts when a cell runs.
+    const word = busy ?? (this.running ? "Idle" : "Starts on first use");
     this.state.dataset.state = busy ? "busy" : this.running ? "idle" : "stopped";
     this.stateWord.textContent = word;
+    this.state.title = this.running || busy ? "The kernel" : STOPPED_TITLE;
     const { used, limit } = this.memory ?? {};
     const known = this.running && used != null && limit;
     this.memoryText.textContent = known ? `${humanSize(used)} / ${humanSize(limit)}` : "";

@@ -2,7 +2,8 @@
 import { dataTable, tableText } from "./data_table.js";
 import { el } from "./dom.js";
 import { openLightbox } from "./lightbox.js";
-import { htmlFragment, markdownFragment } from "./sanitize.js";
+import { drawFigure } from "./plotly_figure.js";
+import { htmlFragment, latexFragment, markdownFragment } from "./sanitize.js";
 import { loadPlotly } from "./vendor.js";
 
 const PLOTLY = "application/vnd.plotly.v1+json";
@@ -13,10 +14,11 @@ const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]/g;
 const stripAnsi = (text) => text.replace(ANSI, "");
 
 /**
- * One `result` event as an element, chosen by preference: Plotly > image > a table's grid (over
- * its HTML table, shown until the grid is drawn and if it cannot be) > HTML > markdown > JSON >
- * plain text. Parts stored as artifacts are fetched from artifactBase, so a shared page reads
- * them through its own token; the element is returned at once and filled in.
+ * One `result` event as an element, chosen by preference: Plotly > LaTeX (but a table's) >
+ * image > a table's grid (over its HTML table, shown until the grid is drawn and if it cannot
+ * be) > HTML > markdown > JSON > plain text. Parts stored as artifacts are fetched from
+ * artifactBase, so a shared page reads them through its own token; the element is returned at
+ * once and filled in.
  */
 export function renderResult(payload, artifactBase) {
   const data = payload.data ?? {};
@@ -26,6 +28,10 @@ export function renderResult(payload, artifactBase) {
   const load = (mime, as) => (mime in data ? Promise.resolve(data[mime]) : fetchArtifact(url(mime), as));
 
   if (has(PLOTLY)) return plotlyChart(load(PLOTLY, "json"));
+  if (has("text/latex") && !has(TABLE) && !has("text/html")) {
+    const box = el("div", { class: "latex-output", testid: "latex-output" });
+    return filled(box, load("text/latex", "text"), (text) => latexFragment(String(text)));
+  }
   const image = Object.keys(IMAGES).find(has);
   if (image) {
     const src = image in artifacts ? url(image) : dataUrl(image, data[image]);
@@ -172,6 +178,7 @@ function drawnRest(state) {
 function showAllButton(pre, state) {
   const button = el("button", { class: "show-all link", testid: "show-all", attrs: { type: "button" } });
   button.addEventListener("click", async () => {
+    const shown = button.textContent;
     button.disabled = true;
     try {
       await loadRest(state);
@@ -185,9 +192,29 @@ function showAllButton(pre, state) {
     done.appendData(text);
     Object.assign(state, { tail, rest: null, more: null, open: true });
     last.data = overwritten(tail);
-    button.remove();
+    button.replaceWith(showLessButton(pre, shown));
   });
   pre.after(button);
+  return button;
+}
+
+/** Once all is shown: "Show less" folds it back to its first FOLD_LINES lines (the rest stays
+ * in the page, hidden), and ``shown`` ("Show all N lines") shows it again. */
+function showLessButton(pre, shown) {
+  // A "show-all" to appendStream (the stream's <pre> is before it), not to the tests' eyes.
+  const button = el("button", {
+    class: "show-all show-less link",
+    testid: "show-less",
+    text: "Show less",
+    attrs: { type: "button", "aria-expanded": "true" },
+  });
+  pre.style.setProperty("--fold-lines", FOLD_LINES);
+  button.addEventListener("click", () => {
+    const cut = pre.classList.toggle("cut");
+    button.textContent = cut ? shown : "Show less";
+    button.setAttribute("aria-expanded", String(!cut));
+    if (cut) button.scrollIntoView({ block: "nearest" });
+  });
   return button;
 }
 
@@ -219,91 +246,10 @@ function plotlyChart(figure) {
   const box = el("div", { class: "plotly-chart", testid: "plotly-chart" });
   // A promise even when inline: by the time it resolves the box is in the page, so Plotly sizes it.
   Promise.all([figure, loadPlotly()])
-    .then(([fig, Plotly]) => {
-      const { data, layout } = withoutRemoteUrls(typeof fig === "string" ? JSON.parse(fig) : fig);
-      return Plotly.newPlot(box, data, { ...layout, autosize: true }, PLOTLY_CONFIG);
-    })
+    .then(([fig, Plotly]) => drawFigure(Plotly, box, fig))
     .catch((error) => box.replaceChildren(failure("chart", error)));
   return box;
 }
-
-// Ours alone (not the figure's): nothing may send the data to plotly's cloud, and a geo map reads
-// its outlines (world_110m.json...) from our own static files (scripts/vendor-js), never from
-// plotly's CDN.
-const PLOTLY_CONFIG = {
-  responsive: true,
-  displaylogo: false,
-  showSendToCloud: false,
-  showEditInChartStudio: false,
-  showLink: false,
-  sendData: false,
-  topojsonURL: "/static/vendor/topojson/",
-};
-
-// A map's style names where its tiles, glyphs and sprites come from: every named style fetches
-// from a tile server (even "white-bg" names a glyph server), so every map gets this blank one.
-const BLANK_MAP_STYLE = {
-  version: 8,
-  sources: {},
-  layers: [{ id: "background", type: "background", paint: { "background-color": "#ffffff" } }],
-};
-const MAP_SUBPLOT = /^map(box)?\d*$/;
-const MAP_TRACE = /^(?:scatter|choropleth|density)(map(?:box)?)$/;
-
-/**
- * A figure's data and layout with nothing plotly.js would fetch from elsewhere: no remote
- * layout.images / image trace / map layer source (data: only), no geojson by URL, a blank style
- * on every map (layout.map*, layout.mapbox*, and those only traces name), and no rich-text style
- * that could load something (url(...)). Templates are scrubbed with the rest.
- */
-export function withoutRemoteUrls(fig) {
-  const data = Array.isArray(fig.data) ? fig.data.map((trace) => scrubbed(trace)) : [];
-  const layout = scrubbed(fig.layout ?? {});
-  const maps = Object.keys(layout).filter((key) => MAP_SUBPLOT.test(key));
-  for (const trace of data) {
-    const kind = String(trace?.type ?? "").match(MAP_TRACE)?.[1];
-    if (kind) maps.push(trace.subplot ?? kind);
-  }
-  for (const key of new Set(maps)) layout[key] = { ...layout[key], style: BLANK_MAP_STYLE };
-  return { data, layout };
-}
-
-function scrubbed(value) {
-  if (typeof value === "string") return safeRichText(value);
-  if (Array.isArray(value)) return value.map(scrubbed);
-  if (!value || typeof value !== "object") return value;
-  const copy = {};
-  for (const [name, item] of Object.entries(value)) {
-    if (name === "style") continue; // plotly's one `style` is a map's: ours replaces it
-    if (name === "source" || name === "geojson") {
-      if (inline(item)) copy[name] = typeof item === "string" ? item : scrubbed(item);
-    } else if (name !== "sourceattribution" || !String(item).includes("<")) {
-      copy[name] = scrubbed(item); // (an attribution's HTML is drawn by the map library)
-    }
-  }
-  return copy;
-}
-
-/** A source plotly can draw without fetching: a data: URL, or data itself (GeoJSON). */
-function inline(source) {
-  if (typeof source === "string") return /^\s*data:/i.test(source);
-  if (Array.isArray(source)) return source.every(inline);
-  return true;
-}
-
-// Plotly's rich text (titles, labels, annotations, hover) keeps <span style="...">, and CSS can
-// fetch: cursor: url(...), fill: url(other.svg#paint), image-set(...); an escape or an entity
-// could spell any of them. Colours and fonts stay; a style that could fetch goes.
-const STYLE_IN_TAG = /(^|[\s"'])style\s*=\s*("[^"]*"|'[^']*')/gi;
-
-function safeRichText(text) {
-  if (!text.includes("<")) return text;
-  return text.replace(/<[^<>]*>/g, (tag) =>
-    tag.replace(STYLE_IN_TAG, (whole, before, css) => (cssMayFetch(css) ? before : whole)),
-  );
-}
-
-const cssMayFetch = (css) => /[(\\&@]/.test(css.replace(/\b(?:rgba?|hsla?)\(/gi, ""));
 
 function imageOutput(src, extension) {
   const img = el("img", {

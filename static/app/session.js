@@ -3,9 +3,10 @@
 import { Api } from "./api.js";
 import { Backlog } from "./backlog.js";
 import { Composer } from "./composer.js";
-import { copyOnClick } from "./copy.js";
+import "./copy_buttons.js"; // the share panel's "Copy link" buttons
 import { el } from "./dom.js";
 import { EventStream } from "./events.js";
+import { liveTablesAt } from "./data_table.js";
 import { FilesPanel } from "./files.js";
 import { FoldedText } from "./folded.js";
 import { KernelControls } from "./kernel_controls.js";
@@ -13,6 +14,7 @@ import { RerunDialog } from "./rerun.js";
 import { FOLD_LINES } from "./render.js";
 import { followBottom } from "./scroll.js";
 import { StatusBar } from "./status.js";
+import { SessionTitle } from "./title.js";
 import { Transcript } from "./transcript.js";
 import { Turns } from "./turns.js";
 import { SessionUsage } from "./usage.js";
@@ -24,6 +26,7 @@ const app = document.getElementById("app");
 const config = app.dataset;
 const owner = config.mode === "owner";
 const api = new Api(config.csrfToken || cookie("csrftoken"));
+if (owner) liveTablesAt(`${config.apiBase}/variables`); // a table a variable holds pages from the kernel
 const turns = new Turns();
 const status = new StatusBar(turns);
 
@@ -81,12 +84,15 @@ const rerun =
   owner && files ? new RerunDialog({ api, apiBase: config.apiBase, filesUrl: config.filesUrl, turns }) : null;
 
 const usage = new SessionUsage();
+const title = new SessionTitle({ title: config.title, untitled: config.untitled });
 const header = el(
   "header",
   { class: "app-header" },
-  el("h1", { class: "session-title", text: config.title }),
+  title.element,
   usage.element,
 );
+// The header's controls: in the header where they fit, behind its Menu button where they do not.
+const controlsMenu = el("div", { class: "header-controls", attrs: { id: "header-controls", popover: "" } });
 let variables = null;
 if (owner) {
   const controls = new KernelControls({
@@ -95,7 +101,7 @@ if (owner) {
     turns,
     onError: (message) => composer.showError(message),
   });
-  header.append(controls.element);
+  controlsMenu.append(controls.element);
   // Beside them, and hidden with them while one of their questions is asked.
   if (rerun) controls.buttons.append(rerun.opener);
   variables = new VariablesPanel({
@@ -105,9 +111,10 @@ if (owner) {
     turns,
     onState: (state) => controls.setKernel(state),
   });
-  header.append(drawerToggle("Variables", "variables-open", "variables-toggle"));
+  controlsMenu.append(drawerToggle("Variables", "variables-open", "variables-toggle"));
 }
-if (files) header.append(drawerToggle("Files", "files-open", "files-toggle"));
+if (files) controlsMenu.append(drawerToggle("Files", "files-open", "files-toggle"));
+if (controlsMenu.childElementCount) header.append(menuButton(controlsMenu), controlsMenu);
 app.replaceChildren(header);
 if (rerun) app.append(rerun.form);
 if (!owner) {
@@ -137,6 +144,7 @@ new EventStream({
   onEvent(event) {
     backlog.apply(event);
     turns.apply(event);
+    title.apply(event);
     if (event.type === "file_added") files?.fileAdded(event.payload);
     else if (event.type === "file_removed") files?.fileRemoved(event.payload);
     else if (event.type === "error" && event.payload?.code === "file_not_placed") files?.fileNotPlaced(event.payload);
@@ -147,6 +155,22 @@ new EventStream({
     }
   },
 }).start();
+
+/** The button that opens ``menu`` (a popover) where the header has no room for it; what opens
+ * a drawer or a dialog from it closes it, so that is not hidden behind it. */
+function menuButton(menu) {
+  const button = el("button", {
+    class: "header-menu",
+    testid: "header-menu",
+    text: "Kernel ▾",
+    attrs: { type: "button", popovertarget: menu.id, title: "The kernel, its variables and the files" },
+  });
+  menu.addEventListener("click", (e) => {
+    const opener = e.target.closest(".files-toggle, .variables-toggle, [data-testid=rerun-open]");
+    if (opener && menu.matches(":popover-open")) menu.hidePopover();
+  });
+  return button;
+}
 
 /** A header button that opens and closes a drawer (the class it toggles on the app). */
 function drawerToggle(text, openClass, className) {
@@ -184,5 +208,3 @@ function cookie(name) {
   );
 }
 
-// The share panel's "Copy link" buttons (server-rendered): each copies the link it stands by.
-for (const button of document.querySelectorAll("[data-copy]")) copyOnClick(button, () => button.dataset.copy);

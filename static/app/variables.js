@@ -9,8 +9,8 @@ import { renderResult } from "./render.js";
 const POLL_MS = 3000;
 const MESSAGES = {
   none:
-    "The kernel is not running (it stops when the session has been idle a while). " +
-    "Its variables show here once a cell runs.",
+    "The kernel starts on first use, when a cell runs (it stops when the session has been idle a" +
+    " while, and comes back with its variables). Its variables show here then.",
   empty: "No variables yet. Run a cell, or ask a question, and they show here.",
   loading: "Reading the kernel's variables…",
 };

@@ -1,7 +1,8 @@
-"""A DataFrame as an interactive grid: a 2,500-row frame shows its first 1,000 rows, sorts by a
-header click, filters, pages, copies and downloads the rows as CSV, says it holds only the first
-1,000, under the app's Content-Security-Policy; on a share page and a phone too; and pandas'
-HTML table stays when the grid's library cannot be loaded."""
+"""A DataFrame as an interactive grid: a 2,500-row frame held by no variable shows its first
+1,000 rows, sorts by a header click, filters, pages, copies and downloads the rows as CSV, says it
+holds only the first 1,000, under the app's Content-Security-Policy; on a share page and a phone
+too; and pandas' HTML table stays when the grid's library cannot be loaded. (A frame a variable
+holds pages from the kernel: test_dataframe_grid_whole_frame.py.)"""
 
 from __future__ import annotations
 
@@ -22,13 +23,17 @@ FRAME = (
 )
 
 
-def run_frame(page, web):
+# The same table shown as an expression no variable holds: the grid has the stored rows alone.
+UNNAMED = FRAME.rsplit("\n", 1)[0] + "\ndf.copy()"
+
+
+def run_frame(page, web, code=UNNAMED):
     from playwright.sync_api import expect
 
     page.get_by_test_id("new-session").click()
     page.wait_for_url(re.compile(r"/sessions/[0-9a-f-]{36}/$"))
     page.get_by_test_id("mode-toggle").click()
-    page.get_by_test_id("composer-input").fill(FRAME)
+    page.get_by_test_id("composer-input").fill(code)
     page.get_by_test_id("composer-input").press("Control+Enter")
     expect(page.get_by_test_id("code-cell").first).to_have_attribute("data-state", "done", timeout=60_000)
 
