@@ -21,7 +21,7 @@ def parquet_table(path, compression, limits) -> dict:
         arrow = pa.Table.from_batches([batch]) if batch is not None else parquet.schema_arrow.empty_table()
         frame = arrow.to_pandas()
     except (pa.ArrowException, OSError, ValueError) as exc:
-        raise Refused(f"its data could not be read: the parquet file is damaged ({reason(exc)})") from None
+        raise Refused(f"the parquet file's data is damaged ({reason(exc)})") from None
     return _sampled_table(path, frame, rows, gzip_load_call("pd.read_parquet", path, {}, compression), limits)
 
 

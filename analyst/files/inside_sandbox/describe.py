@@ -60,7 +60,7 @@ def _describe(request: dict) -> dict:
     tables = report["tables"]
     if report["error"] is None and report["format"] not in ("zip", "excel") and len(tables) == 1:
         error = tables[0]["error"]  # the file's only table failed: so did the file
-        report["error"] = error and f"{path} could not be read: {error}"
+        report["error"] = error  # a reason: whoever shows it names the file and says it failed
     return report
 
 

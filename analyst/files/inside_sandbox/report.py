@@ -46,7 +46,7 @@ def guarded(path: str, sheet: str | None, build, *args, **kwargs) -> dict:
         return table
     except Exception as exc:  # noqa: BLE001 - one table's failure must not lose the others
         table = empty_table(path, sheet)
-        table["error"] = f"it could not be read: {reason(exc)}"
+        table["error"] = reason(exc)  # whoever shows it says it could not be read
         return table
 
 

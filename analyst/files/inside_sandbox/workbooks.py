@@ -25,7 +25,7 @@ def excel_tables(path, compression, *, options, limits, budget, report) -> None:
     except Exception as exc:  # noqa: BLE001 - openpyxl and xlrd raise many kinds
         if "encrypt" in str(exc).lower() or "password" in str(exc).lower():
             raise Refused(PROTECTED_WORKBOOK) from None
-        raise Refused(f"{path} could not be read as an Excel workbook ({reason(exc)})") from None
+        raise Refused(f"it is not an Excel workbook that can be opened ({reason(exc)})") from None
     with workbook:
         names = [str(name) for name in workbook.sheet_names]
         report["sheets"] = names[:MAX_SHEET_NAMES]

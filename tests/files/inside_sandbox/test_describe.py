@@ -7,6 +7,7 @@ import gzip
 
 import pytest
 
+from analyst.files.reports import summary
 from tests.files.inside_sandbox.conftest import fetched
 
 FRENCH = (
@@ -284,9 +285,10 @@ def test_a_damaged_parquet_file_is_said_to_be_damaged(describe, make_in_sandbox)
         "open('data/cut.parquet', 'wb').write(data[: len(data) // 2])\n"
     )
     report = describe("cut.parquet").report
-    assert report["error"].startswith(
-        "data/cut.parquet could not be read: it is a damaged or incomplete parquet file"
-    )
+    assert report["error"].startswith("it is a damaged or incomplete parquet file")
+    # The model's summary (and the page's notice) say "could not be read" once, not once per layer.
+    told = summary("data/cut.parquet", report)
+    assert told.count("could not be read") == 1 and told.count("data/cut.parquet") == 1, told
     assert report["tables"][0]["load"] is None
 
 
