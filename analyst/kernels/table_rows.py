@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analyst.kernels import hosts as sandbox_hosts
+from analyst.kernels.printable import printable
 from analyst.kernels.session_files import live_sandbox
 from analyst.kernels.variables import MAX_NAME, KernelBusy, NoKernel, NotATable, turn_running
 from analyst.models import AnalysisSession
@@ -33,7 +34,6 @@ MAX_LIMIT = 500
 MAX_CELL = 1000
 MAX_COLUMN_NAME = MAX_NAME + 8
 TOKEN = re.compile(r"[0-9a-f]{1,64}")
-PRINTABLE = re.compile(r"[^\x00-\x1f\x7f-\x9f]*")
 
 
 class BadQuery(Exception):
@@ -81,7 +81,7 @@ def page(session: AnalysisSession, query: Query, *, offset: int, limit: int) -> 
             raise KernelBusy("a turn is running; the table answers once it ends")
         with _translated(query):
             found = sandbox.default_context.rows(query.name, offset=offset, limit=limit, **query.options())
-    columns = [{"name": _name(c.get("name")), "type": _text(c.get("type"), 20)} for c in found.columns]
+    columns = [{"name": _name(c.get("name")), "type": printable(c.get("type"), 20)} for c in found.columns]
     return {
         "total_rows": _count(found.total_rows),
         "all_rows": _count(found.all_rows),
@@ -161,12 +161,7 @@ def _count(value: object) -> int:
 
 
 def _name(value: object) -> str:
-    return _text(value, MAX_COLUMN_NAME)
-
-
-def _text(value: object, limit: int) -> str:
-    text = value if isinstance(value, str) else ""
-    return "".join(PRINTABLE.findall(text))[:limit]
+    return printable(value, MAX_COLUMN_NAME)
 
 
 def _cell(value: object) -> str | int | float | bool | None:

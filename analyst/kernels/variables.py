@@ -9,11 +9,11 @@ kernel ran the user's code first and could have patched anything.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from django.utils.html import escape
 
+from analyst.kernels.printable import printable
 from analyst.kernels.session_files import live_sandbox
 from analyst.models import AnalysisSession, Turn
 from sandboxes import ContextBusy, InspectionFailed, Sandbox, SandboxError, VariableNotFound
@@ -24,7 +24,6 @@ MAX_NAME = 200
 MAX_TYPE = 100
 MAX_CELL = 200
 DATARESOURCE = "application/vnd.dataresource+json"
-PRINTABLE = re.compile(r"[^\x00-\x1f\x7f-\x9f]*")
 
 
 class NoKernel(Exception):
@@ -87,7 +86,7 @@ def preview(session: AnalysisSession, name: str) -> dict[str, Any]:
         except SandboxError:  # expired since it was found
             raise NoKernel("the session's sandbox is not running") from None
     fields = [
-        {"name": _text(field.get("name"), MAX_NAME), "type": _text(field.get("type"), 20)}
+        {"name": printable(field.get("name"), MAX_NAME), "type": printable(field.get("type"), 20)}
         for field in table.fields
     ]
     names = [field["name"] for field in fields]
@@ -119,8 +118,8 @@ def _memory(sandbox: Sandbox) -> dict[str, int | None] | None:
 def _entry(variable: Any) -> dict[str, Any]:
     shape = variable.shape if isinstance(variable.shape, list) else None
     return {
-        "name": _text(variable.name, MAX_NAME),
-        "type": _text(variable.type, MAX_TYPE),
+        "name": printable(variable.name, MAX_NAME),
+        "type": printable(variable.type, MAX_TYPE),
         "shape": [_count(n) or 0 for n in shape[:32]] if shape is not None else None,
         "length": _count(variable.length),
         "size": _count(variable.size),
@@ -135,17 +134,12 @@ def _count(value: object) -> int | None:
     return None
 
 
-def _text(value: object, limit: int) -> str:
-    text = value if isinstance(value, str) else ""
-    return "".join(PRINTABLE.findall(text))[:limit]
-
-
 def _cell(value: object) -> str | int | float | bool | None:
     if value is None or isinstance(value, (bool, float)):
         return value
     if isinstance(value, int):
         return value if -(1 << 63) <= value < 1 << 64 else None
-    return _text(value, MAX_CELL)
+    return printable(value, MAX_CELL)
 
 
 def _html(names: list[str], rows: list[dict[str, Any]]) -> str:
