@@ -22,7 +22,7 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 
-from analyst.sessions.exports import report_scripts
+from analyst.sessions.exports import report_outlines, report_scripts
 from analyst.sessions.exports.report_outline import Section, outline
 from analyst.sessions.exports.transcript import Block, Failure, Output, Prose, Rich, Stream
 
@@ -44,12 +44,15 @@ JSON_IN_SCRIPT = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
 def report(title: str, blocks: list[Block], preface: str) -> str:
     scripts = report_scripts.scripts()
     items = [_item(item, drawn=scripts is not None) for item in outline(blocks)]
-    figures = any(output["kind"] == "figure" for item in items for output in _outputs(item))
+    drawn = [output for item in items for output in _outputs(item) if output["kind"] == "figure"]
+    figures = bool(drawn)
+    maps = report_outlines.outlines(set().union(*(output["outlines"] for output in drawn)))
     context = {
         "title": title,
         "preface": preface,
         "items": items,
         "scripts": scripts if figures else None,
+        "outlines": mark_safe(json.dumps(maps).translate(JSON_IN_SCRIPT)) if maps else None,  # noqa: S308 (no <, > or & left)
         "policy": scripts.policy() if figures and scripts else report_scripts.POLICY,
     }
     return render_to_string("analyst/exports/report.html", context)
@@ -118,7 +121,11 @@ def _display(output: Rich, *, drawn: bool) -> dict[str, Any]:
     data = output.data
     figure = _figure(data.get(FIGURE))
     if figure is not None and drawn:
-        return {"kind": "figure", "json": mark_safe(json.dumps(figure).translate(JSON_IN_SCRIPT))}  # noqa: S308 (no <, > or & left)
+        return {
+            "kind": "figure",
+            "json": mark_safe(json.dumps(figure).translate(JSON_IN_SCRIPT)),  # noqa: S308 (no <, > or & left)
+            "outlines": report_outlines.needed(figure),
+        }
     for mime in IMAGES:
         value = data.get(mime)
         if isinstance(value, str):  # PNG and JPEG come base64 already; an SVG is text

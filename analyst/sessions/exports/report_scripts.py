@@ -18,8 +18,14 @@ from django.contrib.staticfiles import finders
 
 PLOTLY = "vendor/plotly.min.js"
 FIGURE_DRAWING = "app/plotly_figure.js"
-# Each figure's JSON sits in a data block (never run) where the chart goes.
+# Each figure's JSON sits in a data block (never run) where the chart goes; the outlines its maps
+# need, in one more (report_outlines.py), where plotly.js looks before it would fetch them.
 DRAW_EACH = """
+const outlines = document.getElementById("map-outlines");
+if (outlines) {
+  const assets = (window.PlotlyGeoAssets ??= {});
+  assets.topojson = Object.assign(assets.topojson ?? {}, JSON.parse(outlines.textContent));
+}
 for (const held of document.querySelectorAll("script.figure-data")) {
   const box = document.createElement("div");
   box.className = "figure";
