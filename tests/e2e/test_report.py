@@ -77,3 +77,18 @@ def test_the_static_copy_of_a_share_link(browser, session, web):
         assert_reads_as_a_report(page, refused)
     finally:
         page.close()
+
+
+def test_the_report_on_a_phone_does_not_scroll_sideways(browser, session, tmp_path):
+    report = tmp_path / "report.html"
+    report.write_bytes(exports.export(session, "html").content)
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    try:
+        page.goto(report.as_uri())
+        page.locator(".figure .main-svg").first.wait_for(timeout=30_000)
+        for summary in page.locator("details > summary").all():  # folded work too, once opened
+            summary.click()
+        width = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+        assert width[0] <= width[1], width
+    finally:
+        page.close()
