@@ -31,6 +31,9 @@ def new_session(page, model: str | None = None) -> AnalysisSession:
     if model:
         AnalysisSession.objects.filter(id=session.id).update(model=model)
         page.reload()
+    # The code editor loads after the page: a cell typed while it takes the text box's place in
+    # code mode would be typed into a box being hidden (a fill that timed out, under load).
+    page.locator("form.composer[data-editor=codemirror]").wait_for(timeout=30_000)
     return session
 
 
