@@ -77,6 +77,10 @@ kernel.session.send(
 )
 print("after")
 """
+LOST_IN_CELL = (
+    "\n[some of this cell's output was lost: the kernel sent a message larger than 8388608 bytes,"
+    " or sent faster than it could be read]\n"
+)
 DROPPED = (
     "[sandbox] output sent since the last cell was dropped: the kernel sent a message larger than"
     " 8388608 bytes\n"
@@ -135,7 +139,8 @@ def test_a_flood_of_messages_of_many_frames_grows_sandboxd_by_a_few_messages(def
     sampler = threading.Thread(target=sample)
     sampler.start()
     try:
-        assert sandbox.run_code(MANY_FRAMES_FLOOD).error is None
+        flood = sandbox.run_code(MANY_FRAMES_FLOOD, timeout=30)
+        assert flood.error is None, flood.error
         wait_for_file(sandbox, "flood-done")
     finally:
         done.set()
@@ -144,7 +149,13 @@ def test_a_flood_of_messages_of_many_frames_grows_sandboxd_by_a_few_messages(def
     assert peak - before < 64 * MiB  # 48 MiB messages, every one over the limit: none is held
     after = sandbox.run_code("print('next'); 6 * 7", timeout=30)
     assert after.error is None, after.error
-    assert (after.stdout, after.text, after.stderr) == ("next\n", "42", DROPPED)
+    assert (after.stdout, after.text) == ("next\n", "42")
+    # The thread's first message may come before its own cell's idle status: then that cell is
+    # told its output was lost (the relay ended the connection, its idle status with it), and the
+    # next cell only if the flood went on after. Drops are said by the cell they happened in.
+    assert flood.stderr in ("", LOST_IN_CELL), flood.stderr
+    assert after.stderr in ("", DROPPED), after.stderr
+    assert flood.stderr or after.stderr, "the drops were not said"
 
 
 def test_a_result_of_many_frames_over_the_limit_is_dropped_and_the_cell_goes_on(sandbox):
