@@ -6,6 +6,7 @@ May import: nothing of ours.
 from analyst.models.artifacts import Artifact
 from analyst.models.events import Event
 from analyst.models.files import DataFile
+from analyst.models.instructions import SavedInstructions
 from analyst.models.invites import Invite
 from analyst.models.limits import UserLimits
 from analyst.models.sessions import AnalysisSession, Message, Turn
@@ -24,6 +25,7 @@ __all__ = [
     "KernelSnapshot",
     "Message",
     "ModelCall",
+    "SavedInstructions",
     "ShareLink",
     "Turn",
     "UserLimits",

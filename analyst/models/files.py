@@ -24,6 +24,14 @@ class DataFile(models.Model):
     # and the reading the user chose over detection (delimiter, encoding, header row, sheet).
     description = models.JSONField(default=dict, blank=True)
     read_options = models.JSONField(default=dict, blank=True)
+    # Per column (by table: "" for a single table, else the sheet's name): {"<table>": {"<column>":
+    # "sensitive"}} as the user confirmed; proposed: the same shape, what reading the file suggested
+    # (e-mail addresses, phone numbers, IBANs, national ids), until the user confirms or dismisses.
+    column_marks = models.JSONField(default=dict, blank=True)
+    proposed_marks = models.JSONField(default=dict, blank=True)
+    # The data dictionary: {"file": "<text>", "tables": {"<table>": {"text": "…", "columns":
+    # {"<column>": "<text>"}}}}, given to the model with the schema.
+    dictionary = models.JSONField(default=dict, blank=True)
     # Our copy, so a fresh sandbox (the old one expired) gets the file again.
     stored = models.FileField(upload_to="uploads/%Y/%m/")
     uploaded_at = models.DateTimeField(auto_now_add=True)

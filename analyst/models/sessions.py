@@ -8,7 +8,21 @@ from django.conf import settings
 from django.db import models
 
 
+class Privacy(models.TextChoices):
+    FULL = "full"
+    SCHEMA = "schema"
+
+
+class Approval(models.TextChoices):
+    OFF = "off"
+    ALL = "all"  # every cell the model writes
+    WRITES = "writes"  # cells that write files or use a connection
+
+
 class AnalysisSession(models.Model):
+    Privacy = Privacy
+    Approval = Approval
+
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sessions")
     title = models.CharField(max_length=200, default="Untitled analysis")
@@ -24,6 +38,12 @@ class AnalysisSession(models.Model):
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="branches"
     )
     branched_at = models.PositiveBigIntegerField(null=True, blank=True)
+    # What of the data the model may see (analyst.trust.privacy): FULL, or SCHEMA (names, types,
+    # counts and aggregates, never row values); chart images only while send_chart_images.
+    privacy = models.CharField(max_length=8, choices=Privacy.choices, default=Privacy.FULL)
+    send_chart_images = models.BooleanField(default=True)
+    # Which of the model's cells wait for a person's Run or Reject before they run.
+    approve_cells = models.CharField(max_length=8, choices=Approval.choices, default=Approval.OFF)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
