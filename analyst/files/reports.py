@@ -18,6 +18,8 @@ MAX_COLUMNS = 200
 MAX_PREVIEW_ROWS = 20
 MAX_PREVIEW_COLUMNS = 50
 MAX_NOTES = 20
+MAX_VALUES = 2_000  # distinct text values kept per table (the describer's "text_values")
+VALUE_CHARS = 100
 FORMATS = {"csv", "excel", "parquet", "json", "jsonl", "feather", "zip"}
 COMPRESSIONS = {"gzip", "zip"}
 DETECTED = ("encoding", "delimiter", "decimal", "thousands", "header_row", "sheet")
@@ -88,6 +90,7 @@ def _table(raw: dict[str, Any]) -> dict[str, Any]:
             "columns": _texts(preview.get("columns"), MAX_PREVIEW_COLUMNS, 100),
             "rows": [_texts(row, MAX_PREVIEW_COLUMNS, 100) for row in preview_rows[:MAX_PREVIEW_ROWS]],
         },
+        "values": _values(raw.get("values")),
         "error": _text(raw.get("error"), 1000) or None,
     }
 
@@ -99,6 +102,18 @@ def _column(raw: dict[str, Any]) -> dict[str, Any]:
         "nulls": _count(raw.get("nulls")),
         "samples": _texts(raw.get("samples"), 5, 60),
     }
+
+
+def _values(raw: Any) -> dict[str, list[str]]:
+    """The distinct text values by column, MAX_VALUES in all (what the model is kept from)."""
+    values: dict[str, list[str]] = {}
+    room = MAX_VALUES
+    for name, items in list(raw.items())[:MAX_COLUMNS] if isinstance(raw, dict) else []:
+        if isinstance(items, list) and room > 0:
+            kept = [_text(item, VALUE_CHARS) for item in items[:room] if isinstance(item, str)]
+            values[_text(name, 100)] = kept
+            room -= len(kept)
+    return values
 
 
 def _choice(value: Any, allowed: set[str]) -> str | None:
@@ -127,8 +142,9 @@ def first_table_shape(description: dict[str, Any]) -> tuple[int | None, int | No
     return None, None
 
 
-def summary(path: str, description: dict[str, Any]) -> str:
-    """What the model is told about the file: how to load each table, its shape and columns."""
+def summary(path: str, description: dict[str, Any], *, rows_shown: bool = True) -> str:
+    """What the model is told about the file: how to load each table, its shape and columns; with
+    ``rows_shown`` False, no value of a row (no preview, no sample values)."""
     kind = FORMAT_NAMES.get(description.get("format") or "", "file")
     if description.get("compression") == "gzip":
         kind = f"gzip-compressed {kind}"
@@ -139,9 +155,9 @@ def summary(path: str, description: dict[str, Any]) -> str:
         return f"{head}: could not be read as a table: {description['error']}"
     tables = description.get("tables", [])
     if len(tables) == 1 and tables[0]["path"] == path and not tables[0]["sheet"]:
-        parts = [f"{head}: {_table_summary(tables[0])}"]  # the file is its one table
+        parts = [f"{head}: {_table_summary(tables[0], rows_shown)}"]  # the file is its one table
     else:
-        parts = [f"{head}:", *(f"- {_where(path, t)}: {_table_summary(t)}" for t in tables)]
+        parts = [f"{head}:", *(f"- {_where(path, t)}: {_table_summary(t, rows_shown)}" for t in tables)]
     parts += [f"Note: {note}" for note in description.get("notes", [])]
     return "\n".join(parts)
 
@@ -156,7 +172,7 @@ def _where(path: str, table: dict[str, Any]) -> str:
     return table["path"]
 
 
-def _table_summary(table: dict[str, Any]) -> str:
+def _table_summary(table: dict[str, Any], rows_shown: bool) -> str:
     if table["error"]:
         return f"could not be read: {table['error']}"
     rows = table["rows"]
@@ -169,24 +185,24 @@ def _table_summary(table: dict[str, Any]) -> str:
         lines.append(f"  Load it with: {table['load']}")
     if table["sampled"] and table["sample_rows"]:
         lines.append(f"  (Types and null counts are from the first {table['sample_rows']:,} rows.)")
-    described = "; ".join(_column_summary(c) for c in table["columns"])
+    described = "; ".join(_column_summary(c, rows_shown) for c in table["columns"])
     if described:
         lines.append(f"  Columns: {described}.")
     if table["column_count"] > len(table["columns"]):
         lines.append(f"  (and {table['column_count'] - len(table['columns'])} more columns)")
     preview = table["preview"]
-    if preview["rows"]:
+    if preview["rows"] and rows_shown:
         lines.append("  First rows:")
         lines += ["  " + " | ".join(row) for row in [preview["columns"], *preview["rows"][:5]]]
     return "\n".join(lines)
 
 
-def _column_summary(column: dict[str, Any]) -> str:
+def _column_summary(column: dict[str, Any], rows_shown: bool) -> str:
     text = f"{column['name']} ({column['dtype']}"
     if column["nulls"]:
         text += f", {column['nulls']:,} empty"
     text += ")"
-    if column["samples"]:
+    if column["samples"] and rows_shown:
         text += " e.g. " + ", ".join(column["samples"][:3])
     return text
 
@@ -208,8 +224,16 @@ def upload_entry(data_file: DataFile) -> dict[str, object]:
         "format": description.get("format"),
         "compression": description.get("compression"),
         "sheets": description.get("sheets"),
-        "tables": description.get("tables", []),
+        "tables": [_without_values(t) for t in description.get("tables", [])],
         "notes": description.get("notes", []),
         "read_error": description.get("error") or "",
         "options": data_file.read_options,
+        "column_marks": data_file.column_marks,
+        "proposed_marks": data_file.proposed_marks,
+        "dictionary": data_file.dictionary,
     }
+
+
+def _without_values(table: dict[str, Any]) -> dict[str, Any]:
+    """A table as the page shows it: its kept text values stay on the worker's side."""
+    return {key: value for key, value in table.items() if key != "values"}

@@ -22,6 +22,8 @@ TYPES = frozenset(
         "assistant_delta",
         "assistant_message",
         "tool_call",
+        "cell_pending",
+        "cell_decided",
         "stdout",
         "stderr",
         "result",

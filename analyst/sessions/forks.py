@@ -60,7 +60,12 @@ def _do_fork(
     source: AnalysisSession, owner: AbstractBaseUser, *, files: bool, kernel_state: bool
 ) -> AnalysisSession:
     fork = AnalysisSession.objects.create(
-        owner=owner, title=f"{source.title} (fork)"[:200], model=source.model, next_seq=source.next_seq
+        owner=owner,
+        title=f"{source.title} (fork)"[:200],
+        model=source.model,
+        next_seq=source.next_seq,
+        privacy=source.privacy,
+        send_chart_images=source.send_chart_images,
     )
     copy_log(source, fork, source.events.all(), source.messages.all(), source.artifacts.all())
     if files:
@@ -159,6 +164,9 @@ def copy_file(data_file: DataFile, session: AnalysisSession, **changed: Any) -> 
         "summary": data_file.summary,
         "description": data_file.description,
         "read_options": data_file.read_options,
+        "dictionary": data_file.dictionary,
+        "column_marks": data_file.column_marks,  # what the model is kept from holds in the copy too
+        "proposed_marks": data_file.proposed_marks,
         "placement": data_file.placement,
         "placement_error": data_file.placement_error,
     }

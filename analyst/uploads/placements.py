@@ -17,6 +17,7 @@ from analyst.files.reading import describe_in
 from analyst.kernels.session_kernel import UNREACHED, SessionKernel
 from analyst.models import AnalysisSession, DataFile
 from analyst.realtime import events
+from analyst.trust import sensitive_columns
 from analyst.uploads import placement_queue
 from sandboxes import Sandbox, SandboxError
 
@@ -58,8 +59,11 @@ def ready(data_file: DataFile, description: dict[str, Any]) -> bool:
     data_file.description = description
     data_file.rows, data_file.columns = file_reports.first_table_shape(description)
     data_file.summary = file_reports.summary(data_file.path, description)
+    data_file.proposed_marks = sensitive_columns.proposed_marks(
+        description, data_file.path, decided=data_file.column_marks
+    )
     data_file.placement, data_file.placement_error = DataFile.Placement.READY, ""
-    fields = ("description", "rows", "columns", "summary", "placement", "placement_error")
+    fields = ("description", "rows", "columns", "summary", "proposed_marks", "placement", "placement_error")
     placing = DataFile.objects.filter(id=data_file.id, placement=DataFile.Placement.PLACING)
     return bool(placing.update(**{field: getattr(data_file, field) for field in fields}))
 

@@ -3,7 +3,9 @@
 // once, sent one after the other, each with its progress bar), then each upload's "Reading it
 // in the sandbox…" stage, what the sandbox found in it, its preview with a way to read it
 // differently, Delete, and Retry for one that could not be put in the sandbox.
+import { columnMarks } from "./column_marks.js";
 import { el } from "./dom.js";
+import { DictionaryForm } from "./file_dictionary.js";
 import { FilePreview, correctable, formatLabel, tableLines } from "./file_preview.js";
 import { humanSize } from "./format.js";
 
@@ -269,6 +271,18 @@ export class FilesPanel {
     this.refresh();
   }
 
+  /** Saves an upload's data dictionary; the row shows it as saved. */
+  async describe(entry, dictionary) {
+    const answer = await this.api.patch(entry.url, { dictionary });
+    this.merge({ ...entry, dictionary: answer?.file?.dictionary ?? dictionary });
+  }
+
+  /** Marks an upload's columns (sensitive, ordinary, or none); the row shows the answer. */
+  async mark(entry, marks) {
+    const answer = await this.api.patch(entry.url, { column_marks: marks });
+    this.merge({ ...entry, ...(answer?.file ?? {}) });
+  }
+
   async reread(entry, options) {
     const answer = await this.api.post(entry.options_url, options);
     this.merge({ ...entry, ...(answer?.file ?? {}), status: "placing" });
@@ -330,12 +344,14 @@ class FileRow {
     Object.assign(this, { panel, key });
     this.element = el("li", { class: "file-row", testid: "file-row" });
     this.previewOpen = false;
+    this.dictionaryOpen = false;
+    this.dictionarySaved = false; // its form was just saved
     this.tableIndex = 0;
     this.shown = null; // the entry as last drawn, to redraw only on a change
   }
 
   show(entry) {
-    const drawn = JSON.stringify([entry, this.previewOpen]);
+    const drawn = JSON.stringify([entry, this.previewOpen, this.dictionaryOpen]);
     if (drawn === this.shown) return;
     this.shown = drawn;
     this.entry = entry;
@@ -378,6 +394,8 @@ class FileRow {
     if (upload && !reading && status !== "failed" && this.previewOpen && this.previewable()) {
       parts.push(this.preview());
     }
+    if (this.dictionaryOpen && this.describable()) parts.push(this.dictionary());
+    if (this.describable()) parts.push(columnMarks(entry, (marks) => this.panel.mark(entry, marks)));
     row.replaceChildren(...parts);
   }
 
@@ -445,6 +463,20 @@ class FileRow {
       });
       bar.append(toggle);
     }
+    if (this.describable()) {
+      const toggle = el("button", {
+        class: "file-action",
+        testid: "file-describe-toggle",
+        text: "Describe",
+        attrs: { type: "button", "aria-expanded": String(this.dictionaryOpen) },
+      });
+      toggle.addEventListener("click", () => {
+        this.dictionaryOpen = !this.dictionaryOpen;
+        this.dictionarySaved = false;
+        this.show(this.entry);
+      });
+      bar.append(toggle);
+    }
     if (panel.owner && entry.status === "failed" && entry.retry_url) {
       bar.append(this.button("Retry", "file-retry", "Retrying…", () => panel.retry(entry), "file-retry"));
     }
@@ -476,6 +508,26 @@ class FileRow {
       }
     });
     return button;
+  }
+
+  /** The owner may say what a file that was read holds (its data dictionary). */
+  describable() {
+    const { entry, panel } = this;
+    return Boolean(panel.owner && entry.url && entry.status === "ready");
+  }
+
+  dictionary() {
+    const { entry, panel } = this;
+    const onSave = async (dictionary) => {
+      this.dictionarySaved = true; // said by the form drawn anew with what was saved
+      try {
+        await panel.describe(entry, dictionary);
+      } catch (error) {
+        this.dictionarySaved = false;
+        throw error;
+      }
+    };
+    return new DictionaryForm(entry, { onSave, saved: this.dictionarySaved }).element;
   }
 
   preview() {

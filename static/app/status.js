@@ -17,6 +17,7 @@ const PHASES = {
   cell: "Running cell…",
   saving: "Saving the kernel…",
   restarting: "Restarting the kernel…",
+  approval: "A cell waits for approval…",
 };
 
 function readingFiles(paths) {

@@ -1,6 +1,8 @@
 // The transcript: each event of the log, in seq order, turned into messages, code cells and notices.
+import { figuresLine, traceFigures, withoutMarkers } from "./citations.js";
 import { copyButton } from "./copy.js";
 import { el } from "./dom.js";
+import { PendingCells } from "./approvals.js";
 import { addFileNote } from "./file_notes.js";
 import { tableShape } from "./format.js";
 import { foldTallOutput } from "./output_fold.js";
@@ -27,7 +29,16 @@ export class Transcript {
    * ``foldedText`` (a FoldedText) loads the outputs the server left out of the page (?fold=). */
   constructor(
     root,
-    { artifactBase, onEdit = null, onEditQuestion = null, onRegenerate = null, branches = [], foldedText = null },
+    {
+      artifactBase,
+      onEdit = null,
+      onEditQuestion = null,
+      onRegenerate = null,
+      onDecide = null,
+      onParameters = null,
+      branches = [],
+      foldedText = null,
+    },
   ) {
     this.root = root;
     this.page = root; // this.root is a turn's own fragment while buildApart builds it
@@ -35,6 +46,8 @@ export class Transcript {
     this.onEdit = onEdit;
     this.onEditQuestion = onEditQuestion;
     this.onRegenerate = onRegenerate;
+    this.onParameters = onParameters; // onParameters(code): mark that cell as the parameters cell ("" unmarks)
+    this.parametersCode = null; // the code of the marked parameters cell
     this.branches = branches;
     this.foldedText = foldedText;
     this.turn = null; // the turn of the event being applied: its nodes are marked with it
@@ -45,11 +58,14 @@ export class Transcript {
     this.lastTurn = null; // the log's newest turn (foreseen too): the one Regenerate may follow
     this.supersededTurns = new Set(); // answers asked again, folded whenever they are built
     this.cells = new Map(); // tool_call_id → cell: where the model's tagged outputs go
+    this.outputs = new Map(); // an output event's seq → the element showing it: where a traced figure links
     this.ownCell = null; // the user's own cell of this turn: where untagged outputs go
     this.running = null; // the cell whose code is running, until an event in ENDS_CELL
     this.streaming = null; // the assistant message being streamed: {box, text}
     this.waiting = null; // "Reading ventes.csv…" while a turn waits for its uploads: {turn, box}
     this.described = new Map(); // upload id → the seq of its first file_added
+    // The model's cells waiting for approval; onDecide(toolCallId, action, body): the owner's decision.
+    this.pendingCells = new PendingCells({ decide: onDecide });
   }
 
   apply({ type, turn, seq, payload = {} }) {
@@ -63,6 +79,7 @@ export class Transcript {
       this.dropRegenerate();
     }
     if (ENDS_CELL.has(type)) this.settle();
+    this.pendingCells.follow(type, turn);
     if (this.waiting && type !== "files_waiting" && turn != null && turn === this.waiting.turn) {
       this.waiting.box.hidden = true; // the turn goes on: its files are read (or failed)
       this.waiting = null;
@@ -80,22 +97,31 @@ export class Transcript {
         return;
       }
       case "tool_call":
-        this.cells.set(payload.id, this.addCell(payload.code ?? "", "assistant", { seq }));
+        this.cells.set(payload.id, this.addCell(payload.code ?? "", "assistant", { seq, number: payload.cell }));
         return;
+      case "cell_pending":
+        this.stopStreaming();
+        return this.add(this.pendingCells.pending(payload, seq, turn));
+      case "cell_decided":
+        return this.pendingCells.decidedOn(payload);
       case "assistant_delta":
         return this.streamAssistant(payload.text ?? "");
       case "assistant_message":
-        return this.finishAssistant(payload.text ?? "");
+        return this.finishAssistant(payload.text ?? "", payload.citations);
       case "stdout":
-      case "stderr":
-        return appendStream(this.outputFor(payload), type, payload.text ?? "", this.folded(seq, payload));
+      case "stderr": {
+        const output = this.outputFor(payload);
+        appendStream(output, type, payload.text ?? "", this.folded(seq, payload));
+        return this.outputs.set(seq, [...output.querySelectorAll(":scope > pre.stream")].at(-1) ?? output);
+      }
       case "result": {
         const node = renderResult(payload, this.artifactBase);
         if (node) this.outputFor(payload).append(node);
+        if (node) this.outputs.set(seq, node);
         return;
       }
       case "error":
-        return this.error(payload);
+        return this.error(payload, seq);
       case "kernel_restored": // the running cell waited for it: it reads before that cell
         return this.notice(payload.text ?? "", type, this.running);
       case "notice":
@@ -260,10 +286,11 @@ export class Transcript {
    * user's cell when the page did not (an MCP client), ``editedFrom`` the seq of the cell it is
    * an edited copy of. The model's cells start folded to a one-line summary, the user's open:
    * the model's code is there to check, not to read through. */
-  addCell(code, author, { seq = null, via = "", editedFrom = null, replay = null } = {}) {
+  addCell(code, author, { seq = null, via = "", editedFrom = null, replay = null, number = null } = {}) {
     this.stopStreaming();
     const section = el("section", { class: "cell", testid: "code-cell" });
     if (seq != null) section.id = `cell-${seq}`;
+    if (Number.isInteger(number)) section.dataset.cell = number; // the model cites it as [[cell N]]
     section.dataset.author = author;
     section.dataset.state = "running";
     const lines = code.split("\n").length;
@@ -297,6 +324,7 @@ export class Transcript {
         text: author === "user" ? via || "your cell" : "run by the assistant",
       }),
       ...(replay ? [replayMark(replay)] : []),
+      ...(Number.isInteger(number) ? [cellNumber(number)] : []),
       el("span", { class: "cell-summary", testid: "cell-summary", text: summary(code) }),
       el("span", { class: "cell-lines", text: `${lines} line${lines === 1 ? "" : "s"}` }),
       el("span", { class: "cell-state" }),
@@ -313,6 +341,7 @@ export class Transcript {
       edit.addEventListener("click", () => this.onEdit(code, seq));
       header.insertBefore(edit, toggle);
     }
+    if (this.onParameters && seq != null && looksLikeParameters(code)) header.insertBefore(this.parametersToggle(code), toggle);
     const source = el(
       "pre",
       { class: "cell-code", testid: "cell-code" },
@@ -326,6 +355,29 @@ export class Transcript {
     return section;
   }
 
+  /** The toggle that marks a cell of assignments as the analysis's parameters cell (papermill's
+   * "parameters" tag); the server checks the cell and says why when it cannot be one. */
+  parametersToggle(code) {
+    const mark = el("button", {
+      class: "cell-action cell-parameters",
+      testid: "cell-parameters",
+      text: "Parameters",
+      attrs: { type: "button", title: "The analysis's parameters: a run sets its values right after this cell" },
+    });
+    mark.dataset.code = code;
+    mark.setAttribute("aria-pressed", String(code === this.parametersCode));
+    mark.addEventListener("click", () => this.onParameters(code === this.parametersCode ? "" : code));
+    return mark;
+  }
+
+  /** Which cell is the parameters cell now (its code, or null): its toggle pressed, the others not. */
+  showParametersCell(code) {
+    this.parametersCode = code;
+    for (const mark of this.page.querySelectorAll(".cell-parameters")) {
+      mark.setAttribute("aria-pressed", String(mark.dataset.code === code));
+    }
+  }
+
   /** The output area for an event: its model cell, the user's cell, or a stray block of its own. */
   outputFor(payload) {
     const cell = payload.tool_call_id ? this.cells.get(payload.tool_call_id) : this.ownCell;
@@ -337,11 +389,13 @@ export class Transcript {
     return stray;
   }
 
-  error(payload) {
+  error(payload, seq) {
     if ("traceback" in payload || "name" in payload) {
       const cell = payload.tool_call_id ? this.cells.get(payload.tool_call_id) : this.ownCell;
       if (cell) cell.dataset.state = "error";
-      this.outputFor(payload).append(renderCellError(payload));
+      const node = renderCellError(payload);
+      this.outputFor(payload).append(node);
+      this.outputs.set(seq, node);
     } else {
       this.add(renderProblem(payload.message ?? "Something went wrong."));
     }
@@ -362,13 +416,21 @@ export class Transcript {
     requestAnimationFrame(() => drawStreamed(streaming));
   }
 
-  /** The complete message replaces the one streamed so far, with a button copying its markdown. */
-  finishAssistant(text) {
+  /** The complete message replaces the one streamed so far, with a button copying its markdown;
+   * its figures linked to the outputs holding them, or marked when none does (``citations``). */
+  finishAssistant(text, citations) {
     const box = this.streaming?.box ?? el("div", { class: "message assistant", testid: "assistant-message" });
     if (!this.streaming) this.add(box);
     box.classList.remove("streaming");
     if (this.streaming) this.streaming.drawing = false; // the whole message replaces any pending draw
-    box.replaceChildren(markdown(text), copyButton(() => text, "Copy answer", "copy-answer"));
+    const lookups = {
+      locate: (seq) => this.outputs.get(seq) ?? null,
+      cell: (number) => this.page.querySelector(`.cell[data-cell="${Number(number)}"]`),
+    };
+    const answer = traceFigures(markdown(text), citations, lookups);
+    box.replaceChildren(answer, copyButton(() => withoutMarkers(text), "Copy answer", "copy-answer"));
+    const counted = figuresLine(citations);
+    if (counted) box.append(counted);
     this.streaming = null;
   }
 
@@ -485,7 +547,7 @@ function kindOf(type, payload) {
 function drawStreamed(streaming) {
   if (!streaming.drawing) return;
   streaming.drawing = false;
-  streaming.box.replaceChildren(markdown(streaming.text));
+  streaming.box.replaceChildren(markdown(withoutMarkers(streaming.text)));
 }
 
 /** A folded cell's one line: its first line of code that is not blank or a comment. */
@@ -514,7 +576,19 @@ function viaMcp(payload, verb) {
   return `${verb} over MCP by ${payload.client || "an MCP client"}`;
 }
 
+/** "cell 3": the model's cell's number in the session, by which its answers cite it. */
+function cellNumber(number) {
+  return el("span", { class: "cell-number", testid: "cell-number", text: `cell ${number}` });
+}
+
 /** A replayed cell's mark: which of the replay's cells it is (Restart and run all, Run again). */
 function replayMark({ index, of }) {
   return el("span", { class: "cell-replay", testid: "cell-replay", text: `replay ${index} of ${of}` });
+}
+
+/** Whether a cell's every line assigns something (or is blank, or a comment): a hint for the
+ * Parameters toggle only; the server decides what a parameters cell is. */
+function looksLikeParameters(code) {
+  const lines = code.split("\n").filter((line) => line.trim() && !line.trim().startsWith("#"));
+  return lines.length > 0 && lines.every((line) => /^[A-Za-z_]\w*\s*(:[^=]+)?=[^=]/.test(line));
 }

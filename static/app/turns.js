@@ -5,7 +5,7 @@
 // model failed before answering and is asked again: `retry` says which of how many), "writing"
 // (the model's text streams in), "reading" (the turn waits for uploads still being read into the
 // sandbox: `reading` names them), "cell" (code runs; a replay's cells one after another),
-// "restarting" (a fresh kernel is made),
+// "restarting" (a fresh kernel is made), "approval" (a model's cell waits for the owner's decision),
 // "saving" (the turn's work is done and the
 // kernel is being snapshotted; a turn asked for meanwhile waits for it, in `waiting`); null when
 // no turn runs.
@@ -49,6 +49,10 @@ export class Turns extends EventTarget {
         if (this.kind === "restart") return this.enter("restarting", at);
         if (this.kind === "replay") return this.enter("cell", at);
         return this.phase === "cell" ? this.changed() : this.enter("cell", at); // it waited: runs now
+      case "cell_pending": // a model's cell waits for the owner's Run or Reject
+        return this.enter("approval", at);
+      case "cell_decided":
+        return this.enter(payload?.decision === "run" ? "cell" : "thinking", at);
       case "cell_done":
         if (this.kind === "replay") return this.changed(); // its next cell, or its end, follows
         return this.enter(this.kind === "chat" ? "thinking" : "saving", at);

@@ -33,6 +33,9 @@ def test_a_good_csv_is_202_with_its_record(api, session, media):
             "notes": [],
             "read_error": "",
             "options": {},
+            "dictionary": {},
+            "column_marks": {},
+            "proposed_marks": {},
         }
     }
     assert data_file.session == session

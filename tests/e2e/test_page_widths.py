@@ -212,6 +212,10 @@ def test_no_page_scrolls_sideways(world, pages_web, browser, viewport, shoot):
         )
         page.get_by_test_id("cell-toggle").last.click()  # the model's code shown
         check("long-output-code-shown", page)
+        check(
+            "instructions",
+            visited(page, f"{pages_web}/settings/instructions/", "[data-testid=instructions-form]"),
+        )
         visited(page, f"{pages_web}/settings/tokens/", "[data-testid=token-create-form]")
         page.get_by_test_id("token-create-name").fill("nightly report script")
         page.get_by_test_id("token-create").click()

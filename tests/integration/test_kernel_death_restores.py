@@ -50,7 +50,7 @@ def test_a_kernel_killed_in_the_models_cell_comes_back_and_the_model_is_told(sta
     said = str(result["content"])
     assert result["is_error"] and "were restored" in said and "It was restarted" not in said
     assert result["content"][0]["text"].startswith(
-        "Error:\nKernelDied: The kernel died while running this cell"
+        "[cell 1]\nError:\nKernelDied: The kernel died while running this cell"
     )
 
     post(api, session, "cells", {"code": "print(x + 1)"})

@@ -1,9 +1,10 @@
-"""What a table's columns hold (dtype, nulls, sample values) and its preview, from a frame of its
-first rows; cell values clipped for the report."""
+"""What a table's columns hold (dtype, nulls, sample values), its preview, and the distinct values
+of its text columns (what the worker keeps from the model, analyst.trust.privacy), from a frame
+of its first rows; cell values clipped for the report."""
 
 import pandas as pd
 
-from .limits import CELL_CHARS, MAX_COLUMNS, NAME_CHARS, PREVIEW_COLUMNS, SAMPLE_CHARS
+from .limits import CELL_CHARS, MAX_COLUMNS, NAME_CHARS, PREVIEW_COLUMNS, SAMPLE_CHARS, VALUE_CHARS
 
 
 def fill_from_frame(table: dict, frame, limits: dict, notes: list) -> None:
@@ -26,6 +27,7 @@ def fill_from_frame(table: dict, frame, limits: dict, notes: list) -> None:
             }
         )
     table["columns"] = described
+    table["values"] = text_values(frame.iloc[:, :MAX_COLUMNS], limits["text_values"])
     table["column_count"] = len(columns)
     head = frame.iloc[: limits["preview_rows"], :PREVIEW_COLUMNS]
     table["preview"] = {
@@ -34,6 +36,29 @@ def fill_from_frame(table: dict, frame, limits: dict, notes: list) -> None:
             [clip(value, CELL_CHARS) for value in row] for row in head.itertuples(index=False, name=None)
         ],
     }
+
+
+def text_values(frame, budget: int) -> dict:
+    """Distinct values of the frame's text columns, by column name: at most ``budget`` in all,
+    shared out between the columns. Values shorter than 3 characters are left out (they would
+    match inside any word), and longer than VALUE_CHARS (free text, found whole in no output)."""
+    texts = [i for i in range(frame.shape[1]) if _is_text(frame.iloc[:, i])]
+    if not texts:
+        return {}
+    share = max(1, budget // len(texts))
+    values = {}
+    for index in texts:
+        seen = dict.fromkeys(
+            value.strip()
+            for value in frame.iloc[:, index].dropna()
+            if isinstance(value, str) and 3 <= len(value.strip()) <= VALUE_CHARS
+        )
+        values[clip(frame.columns[index], NAME_CHARS)] = list(seen)[:share]
+    return values
+
+
+def _is_text(column) -> bool:
+    return pd.api.types.is_object_dtype(column.dtype) or pd.api.types.is_string_dtype(column.dtype)
 
 
 def _sheet_label(table: dict) -> str:

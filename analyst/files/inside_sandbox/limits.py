@@ -12,6 +12,7 @@ LIMITS = {
     "sample_rows": 10_000,  # dtypes and nulls come from at most this many rows
     "preview_rows": 10,
     "sample_values": 5,
+    "text_values": 2_000,  # distinct values of a table's text columns, kept from the model
     "time_budget": 10.0,  # seconds for the whole description
 }
 MAX_REPORT = 190_000  # bytes of JSON; the report must stay under 200 KB whatever the file
@@ -19,6 +20,7 @@ MAX_COLUMNS = 200
 PREVIEW_COLUMNS = 50
 CELL_CHARS = 100
 SAMPLE_CHARS = 60
+VALUE_CHARS = 100
 NAME_CHARS = 200
 MAX_SHEET_NAMES = 500
 COUNT_CHUNK = 16 << 20

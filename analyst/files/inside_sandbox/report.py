@@ -28,6 +28,7 @@ def empty_table(path: str, sheet: str | None = None) -> dict:
         "detected": {},
         "load": None,
         "preview": {"columns": [], "rows": []},
+        "values": {},  # column: distinct text values (columns.text_values)
         "error": None,
     }
 
@@ -95,13 +96,17 @@ def fit(report: dict) -> str:
     def ten_columns(table: dict) -> None:
         table["columns"] = table["columns"][:10]
 
+    def fewer_values(table: dict) -> None:  # last: the model is kept from what is kept here
+        table["values"] = {name: values[:50] for name, values in list(table["values"].items())[:50]}
+
     line = dumps()
     if fits(line):
         return line
     report["notes"] = [clip(note, 300) for note in report["notes"][:50]]
     report["sheets"] = report["sheets"][:200] if report["sheets"] else report["sheets"]
     shortened = "the description was shortened to stay small"
-    for step in (shorter_preview, fewer_samples, no_preview, fifty_columns, no_samples, ten_columns):
+    steps = (shorter_preview, fewer_samples, no_preview, fifty_columns, no_samples, ten_columns, fewer_values)
+    for step in steps:
         for table in report["tables"][1:] + report["tables"][:1]:  # the first table last
             step(table)
             line = dumps()

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
 from analyst.models import AnalysisSession, Artifact, Event, Turn
+from analyst.trust import citations
 
 
 @dataclass
@@ -101,7 +102,7 @@ def read(session: AnalysisSession, *, stored: bool = True, superseded: bool = Fa
             blocks.append(Prose("user", payload.get("text", ""), superseded=old))
             cell = None
         elif kind == "assistant_message" and payload.get("text"):
-            blocks.append(Prose("assistant", payload["text"]))
+            blocks.append(Prose("assistant", citations.marked(payload["text"], payload.get("citations"))))
         elif kind == "file_added" and payload.get("id") not in noted:  # read again: told once
             noted.add(payload.get("id"))
             blocks.append(Prose("note", _file_note(payload)))

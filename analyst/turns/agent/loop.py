@@ -17,9 +17,11 @@ from analyst.kernels.session_kernel import SessionKernel, interrupt_cell
 from analyst.models import AnalysisSession, Message, Turn
 from analyst.ops import metrics
 from analyst.realtime import events
+from analyst.trust import approvals, privacy, tracing
 from analyst.turns.agent import history, model_client, replay
 from analyst.turns.agent.cell_events import CellEventBudget
 from analyst.turns.agent.lease import Lease
+from analyst.turns.agent.private_view import as_model_reads
 from analyst.turns.agent.prompt import system_prompt
 from analyst.turns.agent.providers import (
     ChatMessage,
@@ -95,6 +97,7 @@ class TurnRunner:
     def run_cell(self) -> None:
         """Notebook mode: the user's own code, same kernel and events; the model sees it next turn."""
         execution = self.execute(self.turn.input, tool_call_id=None)
+        execution = privacy.reduced(execution, privacy.policy_for(self.session))
         summary = execution_text(execution, settings.ANALYST_MODEL_OUTPUT_LIMIT)
         note = f"I ran this cell myself:\n```python\n{self.turn.input}\n```\nIts output:\n{summary}"
         history.save(self.session, self.turn, "user", [TextPart(note)])
@@ -114,7 +117,10 @@ class TurnRunner:
         history.save(self.session, self.turn, "user", [TextPart(self.turn.input)])
         messages = history.load(self.session, self.turn)  # once: this turn's messages are added as made
         with provider:
-            self.converse(provider, model, messages)
+            try:
+                self.converse(provider, model, messages)
+            except approvals.ApprovalExpired as exc:  # nobody decided on a waiting cell
+                self.emit("error", {"code": "approval_expired", "message": str(exc)})
 
     def undo_earlier_answer(self, old: Turn) -> None:
         """Regenerate (analyst.sessions.regenerations): the earlier answer out of the model's history, and
@@ -141,7 +147,7 @@ class TurnRunner:
             parts: list[Any] = [TextPart(text)] if text.strip() else []
             parts += [ToolCallPart(c.id, c.name, c.arguments or {}) for c in calls]
             if text.strip():
-                self.emit("assistant_message", {"text": text})
+                self.emit("assistant_message", {"text": text, "citations": tracing.cite(self.session, text)})
             if finished.stop_reason == "refusal" or not parts:
                 self.say_no_answer(messages, parts, finished)
                 return
@@ -189,13 +195,14 @@ class TurnRunner:
         text, pending, calls = [], [], []
         finished = Finished("")
         last_flush = time.monotonic()
-        system = system_prompt(self.session)
+        policy = privacy.policy_for(self.session)  # as of this request, whatever earlier ones saw
+        system = policy.redact(system_prompt(self.session))[0]
 
         def produce(put: Callable[[StreamEvent | Retrying], None]) -> None:
             stream = provider.stream(
                 model=model,
                 system=system,
-                messages=messages,
+                messages=as_model_reads(messages, policy),
                 tools=[RUN_PYTHON],
                 max_tokens=settings.ANALYST_MAX_TOKENS,
                 on_retry=put,
@@ -246,9 +253,21 @@ class TurnRunner:
             self.emit("error", {"code": "bad_tool_call", "message": problem, "tool_call_id": call.id})
             return ToolResultPart(call.id, [TextPart(problem)], is_error=True)
         code = str((call.arguments or {})["code"])
-        self.emit("tool_call", {"id": call.id, "name": call.name, "code": code})
-        execution = self.execute(code, tool_call_id=call.id)
-        return tool_result(call.id, execution, limit=settings.ANALYST_MODEL_OUTPUT_LIMIT, images=images)
+        # A session that approves cells: this one may wait for its owner's Run, edit or Reject.
+        decision = approvals.await_decision(
+            turn=self.turn, tool_call_id=call.id, code=code, check=self.check_cancelled
+        )
+        if not decision.run:
+            return ToolResultPart(call.id, [TextPart(decision.note)], is_error=True)
+        number = tracing.next_cell_number(self.session)  # what the model cites it by, [[cell N]]
+        self.emit("tool_call", {"id": call.id, "name": call.name, "code": decision.code, "cell": number})
+        execution = self.execute(decision.code, tool_call_id=call.id)
+        execution = privacy.reduced(execution, privacy.policy_for(self.session))
+        limit, label = settings.ANALYST_MODEL_OUTPUT_LIMIT, tracing.cell_label(number)
+        result = tool_result(call.id, execution, limit=limit, images=images, label=label)
+        if decision.note:  # the owner edited it: the model reads what ran
+            result.content.insert(0, TextPart(decision.note))
+        return result
 
     @staticmethod
     def tool_problem(call: ToolCall) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from analyst.files.artifacts import decoded_image, not_an_image_notice
+from analyst.trust.charts import describe_results
 from analyst.turns.agent.providers import ImagePart, TextPart, ToolResultPart, ToolSpec
 from sandboxes import Execution, Result
 
@@ -37,14 +38,22 @@ def execution_text(execution: Execution, limit: int) -> str:
     pieces = [execution.stdout, execution.stderr]
     pieces += [r.text for r in execution.results if r.text and not is_chart(r)]
     text = truncate("\n".join(p for p in pieces if p).strip(), limit)
+    charts = describe_results(execution.results)  # in words, whether or not the model sees images
+    if charts:
+        text += ("\n\n" if text else "") + charts
     if execution.error is not None:
         traceback = execution.error.traceback or str(execution.error)
         text += ("\n\n" if text else "") + "Error:\n" + truncate(traceback, TRACEBACK_LIMIT)
     return text or "(the cell ran and printed nothing)"
 
 
-def tool_result(tool_call_id: str, execution: Execution, *, limit: int, images: bool) -> ToolResultPart:
-    content: list[TextPart | ImagePart] = [TextPart(execution_text(execution, limit))]
+def tool_result(
+    tool_call_id: str, execution: Execution, *, limit: int, images: bool, label: str = ""
+) -> ToolResultPart:
+    """What the model reads of a cell: ``label`` (its cell's, "[cell 3]", which it cites) on its
+    own line before the output's text, then its charts."""
+    text = execution_text(execution, limit)
+    content: list[TextPart | ImagePart] = [TextPart(f"{label}\n{text}" if label else text)]
     for result in execution.results:
         if not result.png:
             continue

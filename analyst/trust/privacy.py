@@ -1,0 +1,178 @@
+"""What of a session's data the model may see: its privacy mode and sensitive columns made into a
+Policy, which turns text (a tool result, a note, the system prompt) into what the model reads.
+
+- ``full`` (the default): the model reads outputs whole, but for the values of columns marked
+  sensitive (DataFile.column_marks), replaced by ``«col:NAME»``.
+- ``schema``: the values of every text column of the session's files are replaced too, tables
+  a cell displays reach the model as shape, dtypes and numeric summaries (table_summaries), and
+  file descriptions carry no row.
+
+Values are found by the set the describer kept per table (at most analyst.files.reports
+MAX_VALUES, from the rows it read), so a value the model's code transformed (upper-cased aside)
+or one past those rows is not caught: this keeps rows from the model, it does not prove that
+nothing of them gets out.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from analyst.files import reports as file_reports
+from analyst.models import AnalysisSession, DataFile
+from analyst.models.sessions import Privacy
+from analyst.trust.table_summaries import table_summary
+from analyst.trust.tables import table_key
+from analyst.trust.value_matcher import ValueMatcher
+from sandboxes import Execution, Result
+
+SENSITIVE = "sensitive"
+MAX_VALUES = 50_000  # over all of a session's files
+NO_IMAGE = "[a chart was displayed to the user; its image is not sent to you in this session]"
+SCHEMA_NOTE = (
+    "Privacy: this session is in schema mode. You see column names, types, row counts and the"
+    " results of aggregations, never row values: in everything you read, a value of the data's"
+    " text columns is replaced by «col:NAME» (NAME: its column), and a DataFrame or Series a cell"
+    " displays reaches you as its shape, column types and numeric summaries. To read an"
+    " aggregate, print it (e.g. print(totals.to_string())). The user sees every output whole."
+    " Answer with aggregates; do not try to bring row values into your view."
+)
+SENSITIVE_NOTE = (
+    "Privacy: the values of the columns the user marked sensitive ({columns}) are replaced by"
+    " «col:NAME» in everything you read; the user sees them. Do not try to bring them into your view."
+)
+IMAGES_NOTE = "Chart images are not sent to you in this session; describe charts from the data."
+
+
+@dataclass(frozen=True)
+class Policy:
+    schema: bool = False
+    send_images: bool = True
+    matcher: ValueMatcher = field(default_factory=lambda: ValueMatcher({}))
+    sensitive: tuple[str, ...] = ()  # the columns marked sensitive, by name
+
+    def redact(self, text: str) -> tuple[str, Counter[str]]:
+        """``text`` as the model may read it, and how many values were withheld, by column."""
+        return self.matcher.redact(text)
+
+    def prompt_note(self) -> str:
+        """What the system prompt says about what is withheld ("" when nothing is)."""
+        notes = []
+        if self.schema:
+            notes.append(SCHEMA_NOTE)
+        elif self.sensitive:
+            notes.append(SENSITIVE_NOTE.format(columns=", ".join(self.sensitive[:20])))
+        if not self.send_images:
+            notes.append(IMAGES_NOTE)
+        return " ".join(notes)
+
+
+def checked_settings(body: dict[str, Any]) -> dict[str, Any]:
+    """The privacy settings a PATCH of the session gives ("privacy", "send_chart_images"),
+    checked; ValueError names the bad one."""
+    given = {key: body[key] for key in ("privacy", "send_chart_images") if key in body}
+    if "privacy" in given and given["privacy"] not in Privacy.values:
+        raise ValueError('\'privacy\' must be "full" or "schema"')
+    if "send_chart_images" in given and not isinstance(given["send_chart_images"], bool):
+        raise ValueError("'send_chart_images' must be true or false")
+    return given
+
+
+def do_set(session: AnalysisSession, settings: dict[str, Any]) -> None:
+    """Set the session's privacy settings (checked_settings'); a running turn follows them from
+    its next request to the model."""
+    if settings:
+        for key, value in settings.items():
+            setattr(session, key, value)
+        session.save(update_fields=[*settings, "updated_at"])
+
+
+def as_dict(session: AnalysisSession) -> dict[str, Any]:
+    return {"privacy": session.privacy, "send_chart_images": session.send_chart_images}
+
+
+def withheld_line(found: Counter[str]) -> str:
+    """The line a tool result (or note) gets when values were withheld from it."""
+    count = sum(found.values())
+    columns = ", ".join(sorted(found)[:10])
+    values = "value" if count == 1 else "values"
+    return f"[privacy: {count} {values} of {columns} withheld as «col:NAME»; the user sees them]"
+
+
+def policy_for(session: AnalysisSession) -> Policy:
+    """The session's policy as of now (its mode and image setting read again, so a change made
+    during a turn holds from its next request): the values its mode and marks withhold."""
+    session.refresh_from_db(fields=["privacy", "send_chart_images"])
+    schema = session.privacy == Privacy.SCHEMA
+    values: dict[str, str] = {}
+    for data_file in session.files.filter(placement=DataFile.Placement.READY):
+        for key, table in _tables(data_file):
+            marks = data_file.column_marks.get(key) or {}
+            for column, column_values in (table.get("values") or {}).items():
+                if schema or marks.get(column) == SENSITIVE:
+                    for value in column_values[: MAX_VALUES - len(values)]:
+                        values.setdefault(value, column)
+    return Policy(
+        schema=schema,
+        send_images=session.send_chart_images,
+        matcher=ValueMatcher(values),
+        sensitive=tuple(sensitive_columns(session)),
+    )
+
+
+def _tables(data_file: DataFile) -> list[tuple[str, dict[str, Any]]]:
+    tables = (data_file.description or {}).get("tables") or []
+    return [(table_key(data_file.path, t), t) for t in tables if isinstance(t, dict)]
+
+
+def file_summary(session: AnalysisSession, data_file: DataFile) -> str:
+    """A file as the model reads of it: with no preview and no sample values in schema mode, or
+    when a column of it is sensitive (a sample is cut short: its value would not be found whole)."""
+    marked = any(SENSITIVE in columns.values() for columns in data_file.column_marks.values())
+    if (session.privacy != Privacy.SCHEMA and not marked) or not data_file.summary:
+        return data_file.summary
+    return file_reports.summary(data_file.path, data_file.description or {}, rows_shown=False)
+
+
+def told(session: AnalysisSession) -> str:
+    """What the system prompt says of what the model does not see ("" when nothing is withheld)."""
+    note = Policy(
+        schema=session.privacy == Privacy.SCHEMA,
+        send_images=session.send_chart_images,
+        sensitive=tuple(sensitive_columns(session)),
+    ).prompt_note()
+    return f"\n\n{note}" if note else ""
+
+
+def sensitive_columns(session: AnalysisSession) -> list[str]:
+    """The names of the columns marked sensitive in the session's files."""
+    names: list[str] = []
+    for marks in session.files.values_list("column_marks", flat=True):
+        for columns in (marks or {}).values():
+            names += [c for c, mark in (columns or {}).items() if mark == SENSITIVE and c not in names]
+    return names
+
+
+def reduced(execution: Execution, policy: Policy) -> Execution:
+    """In schema mode, the execution with each displayed table's text replaced by its summary
+    (shape, dtypes, numeric summaries); otherwise the execution itself."""
+    if not policy.schema:
+        return execution
+    results = [_reduced(result) for result in execution.results]
+    return Execution(
+        results=results,
+        stdout_parts=execution.stdout_parts,
+        stderr_parts=execution.stderr_parts,
+        error=execution.error,
+        execution_count=execution.execution_count,
+    )
+
+
+def _reduced(result: Result) -> Result:
+    summary = table_summary(result.data)
+    if summary is None and result.html and "<table" in result.html:
+        summary = "[a table; its rows are withheld from you]"  # a table without its data resource
+    if summary is None:
+        return result
+    return Result(bundle=result.bundle, is_main_result=result.is_main_result, text=summary, png=result.png)
