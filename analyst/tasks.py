@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import httpx
 from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
+from analyst.runs import reports as run_reports
+from analyst.runs import schedules
 from analyst.turns import turns, worker_watch
 from analyst.uploads import placement_queue, placements
 
@@ -39,3 +42,25 @@ def place_file(self, data_file_id: int) -> None:  # self: the bound Celery Task
     placements.place_or_retry(
         data_file_id, tries=self.request.retries + 1, retry=lambda delay: self.retry(countdown=delay)
     )
+
+
+@shared_task
+def start_scheduled_run(schedule_id: int) -> None:
+    """Sent by Celery beat at each time a schedule names."""
+    schedules.start_due_run(schedule_id)
+
+
+@shared_task
+def report_run(run_id: str) -> None:
+    """Sent by the reconciler once a run ended: tried again, or notified."""
+    run_reports.report(run_id)
+
+
+@shared_task(
+    autoretry_for=(httpx.HTTPError,),
+    retry_backoff=2,
+    retry_backoff_max=600,
+    max_retries=settings.ANALYST_WEBHOOK_RETRIES,
+)
+def send_webhook(run_id: str) -> None:
+    run_reports.deliver_webhook(run_id)

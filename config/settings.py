@@ -30,6 +30,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
+    "django_celery_beat",  # schedules of runs, in the database (analyst.sessions.schedules)
     "sandboxes",
     "analyst",
 ]
@@ -110,6 +111,34 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = envstr("CELERY_QUEUE", "celery")
+# Celery beat reads its schedules from the database (django-celery-beat): the app's schedules of
+# runs (analyst.sessions.schedules) make and change them; `make run` and compose start beat.
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# Each send's time saved at once: beat restarted after a due time passed while it was down sends
+# that time's run (by default it saves every 3 minutes, and would forget the send it missed).
+CELERY_BEAT_SYNC_EVERY = 1
+
+# Scheduled runs: a failed one is tried again this many times (a schedule may say otherwise), then
+# reported by e-mail and webhook. A webhook that fails is tried ANALYST_WEBHOOK_RETRIES times more,
+# with backoff; it may reach private addresses (loopback, the LAN) only when allowed here.
+ANALYST_SCHEDULE_RETRIES = envint("ANALYST_SCHEDULE_RETRIES", 1)
+ANALYST_WEBHOOK_RETRIES = envint("ANALYST_WEBHOOK_RETRIES", 5)
+ANALYST_WEBHOOK_PRIVATE_ADDRESSES = envbool("ANALYST_WEBHOOK_PRIVATE_ADDRESSES", False)
+# E-mail (Django's settings): sent by SMTP once EMAIL_HOST is set; without it, written to the
+# worker's log (the console backend), so that nothing fails on a machine with no mail server.
+EMAIL_HOST = envstr("EMAIL_HOST")
+EMAIL_PORT = envint("EMAIL_PORT", 587)
+EMAIL_HOST_USER = envstr("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = envsecret("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", False)
+EMAIL_TIMEOUT = 30
+DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "analyst@localhost")
+EMAIL_BACKEND = envstr(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.console.EmailBackend",
+)
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "sessions"
@@ -261,6 +290,9 @@ ANALYST_CELL_TIMEOUT = envfloat("ANALYST_CELL_TIMEOUT", 120.0)
 ANALYST_MODEL_FIRST_BYTE_TIMEOUT = envfloat("ANALYST_MODEL_FIRST_BYTE_TIMEOUT", 30.0)
 ANALYST_MODEL_IDLE_TIMEOUT = envfloat("ANALYST_MODEL_IDLE_TIMEOUT", 60.0)
 ANALYST_TURN_TIMEOUT = envint("ANALYST_TURN_TIMEOUT", 900)
+# How long a model's cell waits for its owner's Run or Reject (sessions that approve cells) before
+# its turn ends unrun. The wait counts toward ANALYST_TURN_TIMEOUT, which ends it sooner if it comes first.
+ANALYST_APPROVAL_TIMEOUT = envint("ANALYST_APPROVAL_TIMEOUT", 600)
 # The longest question or cell accepted (characters), from the page, the API and MCP alike.
 ANALYST_MAX_INPUT = envint("ANALYST_MAX_INPUT", 1 << 20)
 # How much of a cell's output the model sees (the UI keeps it whole).

@@ -13,11 +13,12 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-APP_SERVICES = ("web", "worker", "sandboxd")  # the project's own image, configured by settings.py
+APP_SERVICES = ("web", "worker", "sandboxd", "beat")  # the project's own image, configured by settings.py
 NEEDS = {
     "web": {"SECRET_KEY", "DATABASE_URL", "REDIS_URL", "SANDBOXD_URL", "SANDBOXD_TOKEN"},
     "worker": {"SECRET_KEY", "DATABASE_URL", "REDIS_URL", "SANDBOXD_URL", "SANDBOXD_TOKEN"},
     "sandboxd": {"SECRET_KEY", "SANDBOXD_URL", "SANDBOXD_TOKEN"},
+    "beat": {"SECRET_KEY", "DATABASE_URL", "REDIS_URL"},
 }
 READERS = {"envstr", "envbool", "envint", "envfloat", "envsecret", "envbytes"}
 
@@ -52,7 +53,7 @@ def environment(service: dict) -> dict[str, str]:
 
 
 def test_the_services(services):
-    assert set(services) == {"web", "worker", "sandboxd", "redis", "postgres"}
+    assert set(services) == {"web", "worker", "beat", "sandboxd", "redis", "postgres"}
 
 
 def test_every_service_has_a_health_check(services):
@@ -70,6 +71,7 @@ def test_every_service_has_a_health_check(services):
         ("redis", "ping"),
         ("postgres", "pg_isready"),
         ("worker", "ping"),
+        ("beat", "PeriodicTask"),
     ],
 )
 def test_each_health_check_probes_its_service(services, service, probe):

@@ -168,7 +168,7 @@ def test_every_object_is_in_the_namespace():
 
 def test_the_app_containers_are_the_projects_image():
     names = {name for name, _ in app_containers()}
-    assert names == {"web/migrate", "web/web", "worker/worker", "sandboxd/sandboxd"}
+    assert names == {"web/migrate", "web/web", "worker/worker", "beat/beat", "sandboxd/sandboxd"}
 
 
 def test_every_variable_passed_is_one_the_settings_read():
@@ -186,6 +186,7 @@ def test_every_variable_passed_is_one_the_settings_read():
         ("web/web", {"SECRET_KEY", "DATABASE_URL", "REDIS_URL", "SANDBOXD_URL", "SANDBOXD_TOKEN"}),
         ("web/migrate", {"SECRET_KEY", "DATABASE_URL"}),
         ("worker/worker", {"SECRET_KEY", "DATABASE_URL", "REDIS_URL", "SANDBOXD_URL", "SANDBOXD_TOKEN"}),
+        ("beat/beat", {"SECRET_KEY", "DATABASE_URL", "REDIS_URL"}),
         ("sandboxd/sandboxd", {"SECRET_KEY", "SANDBOXD_URL", "SANDBOXD_TOKEN", *BOTO3_READS}),
     ],
 )

@@ -1,4 +1,4 @@
-"""`make run`'s script brings up web, worker and sandboxd, and stops them all on Ctrl-C."""
+"""`make run`'s script brings up web, worker, beat and sandboxd, and stops them all on Ctrl-C."""
 
 import os
 import shutil
@@ -106,7 +106,7 @@ def test_run_starts_everything_and_ctrl_c_stops_it(app_stack):
     checks = httpx.get(f"http://127.0.0.1:{web_port}/healthz", timeout=10).json()["checks"]
     assert all(checks[part]["ok"] for part in ("database", "redis", "sandboxd")), checks
     services = children_of(process.pid)
-    assert len(services) == 3, "web, worker and sandboxd"
+    assert len(services) == 4, "web, worker, beat and sandboxd"
 
     os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in the terminal does
     process.wait(timeout=60)

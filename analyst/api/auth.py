@@ -19,9 +19,11 @@ View = Callable[..., HttpResponse]
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
+    """An answer of ``status`` saying ``code`` and ``message``, with the fields ``also`` gives."""
+
+    def __init__(self, status: int, code: str, message: str, /, **also: object) -> None:
         super().__init__(message)
-        self.status, self.code, self.message = status, code, message
+        self.status, self.code, self.message, self.also = status, code, message, also
 
 
 def error_response(status: int, code: str, message: str, /, **also: object) -> JsonResponse:
@@ -83,7 +85,7 @@ def answered_as_json(view: View, request: HttpRequest, *args: Any, **kwargs: Any
     try:
         response = view(request, *args, **kwargs)
     except ApiError as exc:
-        return error_response(exc.status, exc.code, exc.message)
+        return error_response(exc.status, exc.code, exc.message, **exc.also)
     except Http404 as exc:
         return error_response(404, "not_found", str(exc) or "not found")
     if isinstance(response, HttpResponseNotAllowed):

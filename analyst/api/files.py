@@ -1,5 +1,5 @@
 """A session's files: upload one, list what the panel shows, download, correct how an upload is
-read, delete one."""
+read, describe one (its data dictionary), delete one."""
 
 from __future__ import annotations
 
@@ -7,16 +7,18 @@ import json
 from urllib.parse import urlencode
 
 from django.conf import settings
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from analyst.accounts import limits as user_limits
-from analyst.api.auth import ApiError, api_view, error_response
+from analyst.api.auth import ApiError, api_view, error_response, json_body
 from analyst.files import reports as file_reports
 from analyst.files.artifacts import StorageFull
 from analyst.kernels import session_files
 from analyst.models import AnalysisSession, DataFile
 from analyst.sessions import sessions
+from analyst.trust import column_marks, dictionary
 from analyst.uploads import uploads
 
 
@@ -31,12 +33,14 @@ def files(request: HttpRequest, session_id: str) -> HttpResponse:
 
 
 def listing(session: AnalysisSession, download_base: str, *, owner_base: str | None = None) -> JsonResponse:
-    """With ``owner_base`` (the owner's listing), an upload carries the URLs that delete it and
-    change how it is read, and a failed one the URL that retries it."""
+    """With ``owner_base`` (the owner's listing), an upload carries its own URL (to change what the
+    user says of it), the URLs that delete it and change how it is read, and a failed one the URL
+    that retries it."""
     entries = session_files.listing(session)
     for entry in entries:
         entry["download_url"] = f"{download_base}?{urlencode({'path': entry['path']})}"
         if owner_base and entry["kind"] == "upload":
+            entry["url"] = f"{owner_base}/{entry['id']}"
             entry["delete_url"] = f"{owner_base}/{entry['id']}"
             entry["options_url"] = f"{owner_base}/{entry['id']}/options"
             if entry.get("status") == "failed":
@@ -46,12 +50,42 @@ def listing(session: AnalysisSession, download_base: str, *, owner_base: str | N
 
 
 @api_view
-@require_http_methods(["DELETE"])
+@require_http_methods(["PATCH", "DELETE"])
 def file(request: HttpRequest, session_id: str, file_id: int) -> HttpResponse:
-    """Delete an upload: from the sandbox, our storage and the session (owner only)."""
+    """Change what the user says of an upload (PATCH), or delete it: from the sandbox, our storage
+    and the session (owner only)."""
     session = sessions.get_owned(request.user, session_id)
+    if request.method == "PATCH":
+        return changed_file(request, session, file_id)
     uploads.do_delete(session=session, file_id=file_id)
     return JsonResponse({"deleted": file_id})
+
+
+PATCHABLE = ("dictionary", "column_marks")
+
+
+def changed_file(request: HttpRequest, session: AnalysisSession, file_id: int) -> JsonResponse:
+    """``{"dictionary": {…}}`` replaces the upload's data dictionary, ``{"column_marks": {…}}``
+    marks its columns (analyst.trust.column_marks); all or nothing is changed."""
+    data_file = uploads.owned_file(session, file_id)
+    body = json_body(request)
+    unknown = sorted(set(body) - set(PATCHABLE))
+    if unknown or not body:
+        fields = " or ".join(repr(field) for field in PATCHABLE)
+        instead = f", not {unknown[0]!r}" if unknown else ""
+        raise ApiError(400, "invalid_request", f"send {fields}{instead}")
+    with transaction.atomic():
+        if "dictionary" in body:
+            try:
+                dictionary.do_set(data_file=data_file, dictionary=body["dictionary"])
+            except dictionary.BadDictionary as exc:
+                raise ApiError(400, "invalid_dictionary", str(exc)) from None
+        if "column_marks" in body:
+            try:
+                column_marks.do_mark(data_file=data_file, marks=body["column_marks"])
+            except column_marks.BadMarks as exc:
+                raise ApiError(400, "invalid_column_marks", str(exc)) from None
+    return JsonResponse({"file": file_reports.upload_entry(data_file)})
 
 
 @api_view

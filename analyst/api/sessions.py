@@ -13,6 +13,7 @@ from analyst.accounts import usage
 from analyst.api.auth import ApiError, api_view, error_response, json_body
 from analyst.models import AnalysisSession, Turn
 from analyst.sessions import branches, forks, regenerations, replays, sessions
+from analyst.trust import approvals, privacy
 from analyst.turns import turns
 from analyst.turns.agent.providers import availability
 from analyst.turns.agent.providers.router import missing_key
@@ -23,7 +24,7 @@ from analyst.uploads import uploads
 @require_http_methods(["GET", "POST"])
 def sessions_collection(request: HttpRequest) -> JsonResponse:
     if request.method == "GET":
-        owned = AnalysisSession.objects.filter(owner=request.user)
+        owned = sessions.listed(request.user)
         return JsonResponse({"sessions": [sessions.as_dict(s) for s in owned]})
     body = json_body(request)
     for field in ("model", "title"):
@@ -46,7 +47,11 @@ def session_detail(request: HttpRequest, session_id: str) -> JsonResponse:
     if request.method == "PATCH":
         body = json_body(request)
         try:
+            privacy_settings = privacy.checked_settings(body)  # checked first too
+            if "approve_cells" in body:  # checked first: a bad value changes nothing
+                approvals.do_set_mode(session, body["approve_cells"])
             sessions.do_update(session, title=body.get("title"), model=body.get("model"))
+            privacy.do_set(session, privacy_settings)
         except sessions.InvalidModel as exc:
             raise ApiError(400, "invalid_model", str(exc)) from None
         except ValueError as exc:
@@ -55,6 +60,8 @@ def session_detail(request: HttpRequest, session_id: str) -> JsonResponse:
     return JsonResponse(
         {
             **sessions.as_dict(session),
+            "approve_cells": session.approve_cells,
+            **privacy.as_dict(session),
             "model_key_missing": missing_key(session.model) is not None,
             "model_unavailable": availability.check(session.model).reason or None,
             "usage": usage.session_usage(session),
@@ -98,7 +105,7 @@ def restart_kernel(request: HttpRequest, session_id: str) -> JsonResponse:
     """A fresh kernel, as a turn of its own (none runs beside it): a turn running meanwhile is
     stopped first, its cell ended within the interrupt grace."""
     session = sessions.get_owned(request.user, session_id)
-    with _refusals():
+    with refusals():
         turn = turns.do_restart(session=session, user=request.user)
     return _accepted(turn)
 
@@ -108,7 +115,7 @@ def restart_kernel(request: HttpRequest, session_id: str) -> JsonResponse:
 def run_all(request: HttpRequest, session_id: str) -> JsonResponse:
     """Restart and run all: the kernel restarted, then the session's current cells in order."""
     session = sessions.get_owned(request.user, session_id)
-    with _refusals():
+    with refusals():
         turn = replays.do_run_all(session=session, user=request.user)
     return _accepted(turn)
 
@@ -120,19 +127,10 @@ def rerun(request: HttpRequest, session_id: str) -> JsonResponse:
     ``replace`` (one of this session's): 201 with the new session and its turn."""
     session = sessions.get_owned(request.user, session_id)
     body = json_body(request)
-    with _refusals():
-        try:
-            rerun = replays.check_rerun(
-                session=session, user=request.user, replace=body.get("replace"), using=body.get("with")
-            )
-        except ValueError as exc:
-            raise ApiError(400, "invalid_request", str(exc)) from None
-        except uploads.StillReading as exc:
-            raise ApiError(409, "still_reading", str(exc)) from None
-        except replays.NotComparable as exc:
-            raise ApiError(422, "not_comparable", str(exc)) from None
-        except replays.ColumnsMissing as exc:
-            return error_response(422, "columns_missing", str(exc), missing=exc.missing, extra=exc.extra)
+    with refusals(), replay_refusals():
+        rerun = replays.check_rerun(
+            session=session, user=request.user, replace=body.get("replace"), using=body.get("with")
+        )
         target, turn = replays.do_rerun(rerun=rerun, user=request.user)
     answer = {**sessions.as_dict(target), "url": f"/sessions/{target.id}/", "turn": turn.id}
     return JsonResponse({**answer, "extra_columns": rerun.extra}, status=201)
@@ -152,7 +150,7 @@ def regenerate(request: HttpRequest, session_id: str, turn_id: int) -> JsonRespo
     """The session's last question asked again; its earlier answer stays in the log, superseded."""
     session = sessions.get_owned(request.user, session_id)
     turn = regenerations.get_turn(session, turn_id)
-    with _refusals():
+    with refusals():
         try:
             started = regenerations.do_regenerate(session=session, turn=turn, user=request.user)
         except regenerations.NotTheLastAnswer as exc:
@@ -173,7 +171,7 @@ def branch(request: HttpRequest, session_id: str, turn_id: int) -> JsonResponse:
     empty_kernel = body.get("empty_kernel", False)
     if not isinstance(empty_kernel, bool):
         raise ApiError(400, "invalid_request", "'empty_kernel' must be true or false")
-    with _refusals():
+    with refusals():
         try:
             question = branches.check_branch_point(session, turn)
         except ValueError as exc:
@@ -193,7 +191,7 @@ def branch(request: HttpRequest, session_id: str, turn_id: int) -> JsonResponse:
 
 
 @contextlib.contextmanager
-def _refusals() -> Iterator[None]:
+def refusals() -> Iterator[None]:
     """Why a turn cannot start, as the API says it."""
     try:
         yield
@@ -209,10 +207,27 @@ def _refusals() -> Iterator[None]:
         raise ApiError(429, exc.code, str(exc)) from None
 
 
+@contextlib.contextmanager
+def replay_refusals() -> Iterator[None]:
+    """Why the session's cells cannot run on the files asked for, as the API says it."""
+    try:
+        yield
+    except turns.InputTooLong:
+        raise  # a ValueError too, said by refusals()
+    except uploads.StillReading as exc:
+        raise ApiError(409, "still_reading", str(exc)) from None
+    except replays.NotComparable as exc:
+        raise ApiError(422, "not_comparable", str(exc)) from None
+    except replays.ColumnsMissing as exc:
+        raise ApiError(422, "columns_missing", str(exc), missing=exc.missing, extra=exc.extra) from None
+    except ValueError as exc:
+        raise ApiError(400, "invalid_request", str(exc)) from None
+
+
 def _started(
     request: HttpRequest, session: AnalysisSession, kind: str, text: str, *, edited_from: int | None = None
 ) -> JsonResponse:
-    with _refusals():
+    with refusals():
         turn = turns.do_start_turn(
             session=session, user=request.user, kind=kind, text=text, edited_from=edited_from
         )

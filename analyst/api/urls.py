@@ -2,7 +2,18 @@
 
 from django.urls import path
 
-from analyst.api import events, exports, files, sessions, shared, variables
+from analyst.api import (
+    approvals,
+    events,
+    exports,
+    files,
+    instructions,
+    publishing,
+    runs,
+    sessions,
+    shared,
+    variables,
+)
 
 urlpatterns = [
     path("sessions", sessions.sessions_collection),
@@ -19,8 +30,16 @@ urlpatterns = [
     path("sessions/<uuid:session_id>/kernel/run-all", sessions.run_all),
     path("sessions/<uuid:session_id>/rerun", sessions.rerun),
     path("sessions/<uuid:session_id>/fork", sessions.fork),
+    path("sessions/<uuid:session_id>/parameters", runs.session_parameters),
+    path("sessions/<uuid:session_id>/runs", runs.session_runs),
+    path("runs/<uuid:run_id>", runs.run_detail),
+    path("sessions/<uuid:session_id>/schedules", runs.session_schedules),
+    path("schedules/<int:schedule_id>", runs.schedule_detail),
+    path("sessions/<uuid:session_id>/publish", publishing.publication),
     path("sessions/<uuid:session_id>/turns/<int:turn_id>/regenerate", sessions.regenerate),
     path("sessions/<uuid:session_id>/turns/<int:turn_id>/branch", sessions.branch),
+    path("sessions/<uuid:session_id>/pending/<str:tool_call_id>/approve", approvals.approve),
+    path("sessions/<uuid:session_id>/pending/<str:tool_call_id>/reject", approvals.reject),
     path("sessions/<uuid:session_id>/export", exports.export),
     path("sessions/<uuid:session_id>/files", files.files),
     path("sessions/<uuid:session_id>/files/download", files.download),
@@ -28,6 +47,7 @@ urlpatterns = [
     path("sessions/<uuid:session_id>/files/<int:file_id>/retry", files.retry),
     path("sessions/<uuid:session_id>/files/<int:file_id>/options", files.read_options),
     path("sessions/<uuid:session_id>/events", events.session_events),
+    path("instructions", instructions.instructions),
     path("artifacts/<uuid:artifact_id>", events.artifact),
     path("shared/<str:token>/events", shared.shared_events),
     path("shared/<str:token>/artifacts/<uuid:artifact_id>", shared.shared_artifact),

@@ -1,5 +1,5 @@
 """manage.py's commands of the app: apitoken, mcp (stdio).
 
-May import: api, mcp and accounts, dispatch, files, kernels, lib, models, ops, realtime, sessions,
-trust, turns, uploads.
+May import: api, mcp and accounts, dispatch, files, kernels, lib, models, ops, realtime, runs,
+sessions, trust, turns, uploads.
 """

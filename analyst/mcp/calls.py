@@ -22,13 +22,25 @@ from analyst.files import reports as file_reports
 from analyst.files.artifacts import StorageFull
 from analyst.kernels import session_files
 from analyst.lib.sizes import human_size
-from analyst.models import AnalysisSession, Artifact, DataFile, Event, Turn
-from analyst.sessions import sessions
+from analyst.models import AnalysisSession, Artifact, DataFile, Event, Run, Turn
+from analyst.runs import runs
+from analyst.sessions import replays, sessions
 from analyst.turns import turns
 from analyst.uploads import uploads
 
 # Why a turn may not start now, each said to the MCP client as the page says it.
 TURN_REFUSED = (turns.TurnRefused, turns.InputTooLong, usage.TokenBudgetExhausted, user_limits.LimitReached)
+
+
+# Why a run may not start, said as the API says it.
+RUN_REFUSED = (
+    ValueError,
+    Http404,
+    replays.NothingToRun,
+    replays.NotComparable,
+    replays.ColumnsMissing,
+    uploads.StillReading,
+)
 
 
 class Refused(Exception):
@@ -67,7 +79,7 @@ def create_session(who: Who, title: str | None) -> dict[str, Any]:
 
 
 def list_sessions(who: Who) -> list[dict[str, Any]]:
-    owned_sessions = AnalysisSession.objects.filter(owner=who.user).order_by("-updated_at")
+    owned_sessions = sessions.listed(who.user).order_by("-updated_at")
     return [session_entry(s, who.base_url) for s in owned_sessions]
 
 
@@ -82,6 +94,22 @@ def start_turn(who: Who, session_id: str, kind: str, text: str) -> tuple[Turn, i
         raise Refused(str(exc)) from None
     first = Event.objects.filter(turn=turn).order_by("seq").values_list("seq", flat=True).first()
     return turn, (first or 1) - 1, session_entry(session, who.base_url)["url"]
+
+
+def start_run(who: Who, session_id: str, values: dict[str, Any]) -> tuple[Run, str]:
+    """A run of the session's analysis with ``values``, as POST /api/sessions/<id>/runs starts
+    one: (the run, its session's url)."""
+    session = owned(who.user, session_id)
+    try:
+        run = runs.do_start(source=session, user=who.user, values=values)
+    except (*TURN_REFUSED, *RUN_REFUSED) as exc:
+        raise Refused(str(exc)) from None
+    return run, f"{who.base_url}/sessions/{run.session_id}/"
+
+
+def run_summary(run_id: object) -> dict[str, Any]:
+    run = Run.objects.select_related("turn").get(id=run_id)
+    return runs.as_dict(run) | {"cells": runs.cell_outcomes(run)}
 
 
 def cancel_turn(turn_id: int) -> None:

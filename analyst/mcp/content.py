@@ -12,6 +12,7 @@ from mcp.types import CallToolResult, ImageContent, TextContent
 from pydantic import BaseModel
 
 from analyst.mcp import calls
+from analyst.trust import citations
 
 TEXT_LIMIT = 100_000  # characters of one result's text; the session's page keeps it whole
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -80,7 +81,8 @@ def outcome(session_id: object, events: list[dict[str, Any]]) -> Outcome:
         elif kind == "turn_cancelled":
             seen.problems.append("The turn was stopped before it finished.")
         elif kind == "assistant_message":
-            seen.messages.append(str(payload.get("text", "")))
+            # As the exports show it: untraced figures marked, markers gone.
+            seen.messages.append(citations.marked(str(payload.get("text", "")), payload.get("citations")))
         elif kind == "tool_call":
             seen.cells.append(str(payload.get("code", "")))
     return seen
@@ -103,6 +105,45 @@ def _add_result(seen: Outcome, session_id: object, payload: dict[str, Any]) -> N
         seen.result = str(text)
     else:
         seen.displays.append(str(text))
+
+
+class RunCell(BaseModel):
+    index: int | None  # its place in the analysis; None for the cells that set the parameters
+    code: str
+    failed: bool | None
+
+
+class RunOutput(BaseModel):
+    run_id: str
+    status: str  # done or failed
+    parameters: dict[str, Any]
+    cells: list[RunCell]
+    stdout: str
+    images: int
+    url: str
+
+
+def run_result(seen: Outcome, run: dict[str, Any], url: str) -> CallToolResult:
+    """A run's outcome: what its cells printed and drew, and each cell's outcome."""
+    stdout = cut("".join(seen.stdout))
+    structured = RunOutput(
+        run_id=run["id"],
+        status=run["status"],
+        parameters=run["parameters"],
+        cells=[RunCell(**cell) for cell in run["cells"]],
+        stdout=stdout,
+        images=len(seen.pngs),
+        url=url,
+    )
+    failed = run["status"] != "done"
+    head = f"The run {'failed' if failed else 'is done'} ({url})."
+    why = [cut(seen.error.traceback)] if seen.error is not None else []
+    text = "\n\n".join(p for p in [head, stdout, *why, *seen.problems] if p)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text), *images(seen)],
+        structured_content=structured.model_dump(mode="json"),
+        is_error=failed,
+    )
 
 
 def cut(text: str) -> str:

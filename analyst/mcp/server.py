@@ -174,7 +174,33 @@ def build(caller: Caller) -> MCPServer:
         outcome = await database_sync_to_async(content.outcome)(turn.session_id, seen)
         return result(outcome, url)
 
+    declare_runs(server, as_caller)
     return server
+
+
+AsCaller = Callable[..., Awaitable[Any]]
+
+
+def declare_runs(server: MCPServer, as_caller: AsCaller) -> None:
+    """The tools of runs of an analysis (analyst.runs.runs)."""
+
+    @server.tool()
+    async def run_analysis(
+        ctx: Context,
+        session_id: SessionId,
+        parameters: Annotated[
+            dict[str, Any],
+            Field(description="Values of the analysis's parameters by name; the rest keep their defaults."),
+        ],
+    ) -> Annotated[CallToolResult, content.RunOutput]:
+        """Run the session's analysis again (its cells that succeeded, in order, in a fresh
+        kernel) with other values for its parameters, as a scheduled run would. Returns what
+        the cells printed and drew, and each cell's outcome; a failing cell ends the run."""
+        run, url = await as_caller(ctx, calls.start_run, session_id, parameters)
+        seen = await following.follow(run.turn_id, run.session_id, 0, Progress(ctx).hear)
+        outcome = await database_sync_to_async(content.outcome)(run.session_id, seen)
+        summary = await database_sync_to_async(calls.run_summary)(run.id)
+        return content.run_result(outcome, summary, url)
 
 
 def too_big(path: str, size: int | None, limit: int) -> str:

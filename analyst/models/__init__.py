@@ -9,6 +9,7 @@ from analyst.models.files import DataFile
 from analyst.models.instructions import SavedInstructions
 from analyst.models.invites import Invite
 from analyst.models.limits import UserLimits
+from analyst.models.runs import Publication, Run, Schedule
 from analyst.models.sessions import AnalysisSession, Message, Turn
 from analyst.models.shares import ShareLink
 from analyst.models.snapshots import KernelSnapshot
@@ -25,6 +26,9 @@ __all__ = [
     "KernelSnapshot",
     "Message",
     "ModelCall",
+    "Publication",
+    "Run",
+    "Schedule",
     "SavedInstructions",
     "ShareLink",
     "Turn",

@@ -44,6 +44,9 @@ class AnalysisSession(models.Model):
     send_chart_images = models.BooleanField(default=True)
     # Which of the model's cells wait for a person's Run or Reject before they run.
     approve_cells = models.CharField(max_length=8, choices=Approval.choices, default=Approval.OFF)
+    # The code of the cell the owner marked as the analysis's parameters cell (papermill's
+    # "parameters" tag): a run's values are set right after it. "" when none is marked.
+    parameters_cell = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

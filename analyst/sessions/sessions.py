@@ -31,10 +31,16 @@ def get_owned(user: AbstractBaseUser, session_id: object) -> AnalysisSession:
         raise Http404("no such session") from None
 
 
+def listed(owner: AbstractBaseUser) -> QuerySet[AnalysisSession]:
+    """The owner's sessions as their lists show them, newest first: not the sessions that runs
+    of an analysis were made in (analyst.runs.runs), which its runs list."""
+    return AnalysisSession.objects.filter(owner=owner, as_run__isnull=True)
+
+
 def search(owner: AbstractBaseUser, query: str) -> QuerySet[AnalysisSession]:
-    """The owner's sessions, newest first, whose title or file names hold every word of ``query``
-    (case aside); all of them for an empty query."""
-    found = AnalysisSession.objects.filter(owner=owner)
+    """The owner's listed sessions, newest first, whose title or file names hold every word of
+    ``query`` (case aside); all of them for an empty query."""
+    found = listed(owner)
     for word in query.split()[:SEARCH_WORDS]:
         found = found.filter(Q(title__icontains=word) | Q(files__name__icontains=word))
     return found.distinct()

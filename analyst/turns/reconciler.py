@@ -4,7 +4,8 @@
 - a queued turn whose task never reached the broker, or was lost there, is sent again;
 - a queued turn no worker started within ANALYST_QUEUED_MAX ends as failed, saying why;
 - an upload whose placement was never sent, or is overdue (its message lost, its worker dead),
-  is sent again.
+  is sent again;
+- a run that ended is reported (a scheduled one tried again, or its notifications sent).
 
 Each action is an atomic update on the Turn or DataFile row, so reconcilers in several workers
 at once do each thing once.
@@ -19,7 +20,8 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from analyst.models import DataFile, Turn
+from analyst import dispatch
+from analyst.models import DataFile, Run, Turn
 from analyst.ops import metrics
 from analyst.turns import queue as turn_queue
 from analyst.turns import turns
@@ -27,6 +29,7 @@ from analyst.uploads import placement_queue
 
 log = logging.getLogger(__name__)
 NEVER_SENT_GRACE = 3.0  # seconds
+REPORT_RUN = "analyst.tasks.report_run"
 
 
 def reconcile(now: datetime | None = None) -> dict[str, int]:
@@ -37,6 +40,7 @@ def reconcile(now: datetime | None = None) -> dict[str, int]:
         "expired": expire_queued(now),
         "requeued": requeue_lost(now),
         "placement_resent": resend_lost_placements(now),
+        "run_reports_sent": report_ended_runs(now),
     }
     for action, count in done.items():
         if count:
@@ -76,3 +80,18 @@ def resend_lost_placements(now: datetime) -> int:
     unsent = Q(placement_due=None, uploaded_at__lt=now - timedelta(seconds=NEVER_SENT_GRACE))
     lost = DataFile.objects.filter(unsent | Q(placement_due__lt=stale), placement=DataFile.Placement.PLACING)
     return sum(placement_queue.resend(data_file) for data_file in lost.order_by("id"))
+
+
+def report_ended_runs(now: datetime) -> int:
+    """Send REPORT_RUN for each run that ended and was not reported, unless it was sent
+    ANALYST_REQUEUE_AFTER ago or less (analyst.runs.reports)."""
+    stale = now - timedelta(seconds=settings.ANALYST_REQUEUE_AFTER)
+    ended = Run.objects.filter(
+        Q(report_sent_at=None) | Q(report_sent_at__lt=stale), reported=False, turn__status__in=Turn.FINISHED
+    )
+    return sum(
+        dispatch.resend(
+            Run.objects.filter(id=run.id), "report_sent_at", run.report_sent_at, REPORT_RUN, str(run.id)
+        )
+        for run in ended.only("id", "report_sent_at")
+    )

@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from analyst.web import accounts, tokens, views
+from analyst.web import accounts, instructions, published, tokens, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -18,9 +18,12 @@ urlpatterns = [
     path("sessions/<uuid:session_id>/delete", views.session_delete, name="session_delete"),
     path("sessions/<uuid:session_id>/share", views.share_create, name="share_create"),
     path("sessions/<uuid:session_id>/share/<int:link_id>/revoke", views.share_revoke, name="share_revoke"),
+    path("settings/instructions/", instructions.instructions_page, name="instructions"),
     path("settings/tokens/", tokens.token_list, name="api_tokens"),
     path("settings/tokens/<int:token_id>/revoke", tokens.token_revoke, name="api_token_revoke"),
     path("s/<str:token>/", views.shared_page, name="shared"),
     path("s/<str:token>/fork", views.shared_fork, name="shared_fork"),
     path("s/<str:token>/static", views.shared_static, name="shared_static"),
+    path("r/<str:token>.json", published.published_json, name="published_json"),
+    path("r/<str:token>", published.published_report, name="published"),
 ]

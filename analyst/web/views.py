@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 
 from analyst.accounts import limits as user_limits
 from analyst.files.artifacts import StorageFull
-from analyst.models import AnalysisSession, ShareLink
+from analyst.models import ShareLink
 from analyst.sessions import branches, exports, forks, samples, sessions, shares
 from analyst.turns import titles
 from analyst.turns.agent.providers import availability
@@ -40,7 +40,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
         {
             "sessions": found,
             "query": query,
-            "has_sessions": AnalysisSession.objects.filter(owner=request.user).exists(),
+            "has_sessions": sessions.listed(request.user).exists(),
             "models": models,
             "default_model": _default_model(models),
             "unavailable": [] if models else [availability.check(m) for m in settings.ANALYST_MODELS],
@@ -111,6 +111,9 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
         "models": json.dumps(availability.usable(settings.ANALYST_MODELS)),
         "model": session.model,
         "max-upload": str(settings.ANALYST_MAX_UPLOAD),
+        "approve-cells": session.approve_cells,  # which model cells wait (static/app/approval_setting.js)
+        "privacy": session.privacy,  # what the model may see (static/app/privacy_setting.js)
+        "send-chart-images": "true" if session.send_chart_images else "false",
         # Why the session's model cannot answer here ("" when it can): Send is off, cells run.
         "model-unavailable": availability.check(session.model).reason,
         # Branches made from this session's questions, each linked at its question.
@@ -125,7 +128,7 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
         "first_read": f"{base}/events{FIRST_READ}",
         "share_links": shares.active(session),
         "shared": False,
-        "recent_sessions": AnalysisSession.objects.filter(owner=request.user)[:RECENT_SESSIONS],
+        "recent_sessions": sessions.listed(request.user)[:RECENT_SESSIONS],
     }
     return render(request, "analyst/session.html", context)
 

@@ -1,16 +1,20 @@
 // The session page: builds the app inside <main id="app"> from its data attributes and wires
 // the live event stream to the transcript, the status bar, the composer and the files panel.
 import { Api } from "./api.js";
+import { ApprovalSetting } from "./approval_setting.js";
 import { Backlog } from "./backlog.js";
 import { Composer } from "./composer.js";
 import "./copy_buttons.js"; // the share panel's "Copy link" buttons
+import "./publishing.js"; // the menu's Publish panel
 import { el } from "./dom.js";
 import { EventStream } from "./events.js";
 import { liveTablesAt } from "./data_table.js";
 import { FilesPanel } from "./files.js";
 import { FoldedText } from "./folded.js";
 import { KernelControls } from "./kernel_controls.js";
+import { PrivacySetting } from "./privacy_setting.js";
 import { RerunDialog } from "./rerun.js";
+import { RunsPanel } from "./runs.js";
 import { FOLD_LINES } from "./render.js";
 import { followBottom } from "./scroll.js";
 import { StatusBar } from "./status.js";
@@ -39,6 +43,11 @@ const transcript = new Transcript(transcriptElement, {
   onEdit: owner ? (code, seq) => composer.edit(code, seq) : null,
   onEditQuestion: owner ? (text, turn) => composer.editQuestion(text, turn) : null,
   onRegenerate: owner ? (turn) => regenerate(turn) : null,
+  onDecide: owner
+    ? (toolCallId, action, body) =>
+        api.post(`${config.apiBase}/pending/${encodeURIComponent(toolCallId)}/${action}`, body)
+    : null,
+  onParameters: owner ? (code) => runs?.mark(code) : null,
   branches: parseJson(config.branches, []),
   foldedText: new FoldedText(api, config.eventsUrl),
 });
@@ -94,6 +103,7 @@ const header = el(
 // The header's controls: in the header where they fit, behind its Menu button where they do not.
 const controlsMenu = el("div", { class: "header-controls", attrs: { id: "header-controls", popover: "" } });
 let variables = null;
+let runs = null;
 if (owner) {
   const controls = new KernelControls({
     api,
@@ -102,6 +112,24 @@ if (owner) {
     onError: (message) => composer.showError(message),
   });
   controlsMenu.append(controls.element);
+  const approval = new ApprovalSetting({
+    api,
+    apiBase: config.apiBase,
+    value: config.approveCells,
+    onError: (message) => composer.showError(message),
+  });
+  const privacy = new PrivacySetting({
+    api,
+    apiBase: config.apiBase,
+    privacy: config.privacy,
+    sendChartImages: config.sendChartImages !== "false",
+    onError: (message) => composer.showError(message),
+  });
+  // In the sidebar, before sharing (the page's own section for it is drawn by the server).
+  const tools = document.getElementById("session-tools");
+  const shares = tools?.querySelector(".shares");
+  if (shares) shares.before(privacy.element, approval.element);
+  else tools?.append(privacy.element, approval.element);
   // Beside them, and hidden with them while one of their questions is asked.
   if (rerun) controls.buttons.append(rerun.opener);
   variables = new VariablesPanel({
@@ -112,6 +140,14 @@ if (owner) {
     onState: (state) => controls.setKernel(state),
   });
   controlsMenu.append(drawerToggle("Variables", "variables-open", "variables-toggle"));
+  runs = new RunsPanel({
+    api,
+    apiBase: config.apiBase,
+    turns,
+    onParametersCell: (code) => transcript.showParametersCell(code),
+    onError: (message) => composer.showError(message),
+  });
+  controlsMenu.append(drawerToggle("Runs", "runs-open", "runs-toggle"));
 }
 if (files) controlsMenu.append(drawerToggle("Files", "files-open", "files-toggle"));
 if (controlsMenu.childElementCount) header.append(menuButton(controlsMenu), controlsMenu);
@@ -126,6 +162,7 @@ const chat = el("div", { class: "chat-column" }, transcriptElement, dock);
 const body = el("div", { class: "app-body" }, chat);
 if (files) body.append(files.element);
 if (variables) body.append(variables.element);
+if (runs) body.append(runs.element);
 app.append(body);
 if (config.suggestion) composer?.suggest(config.suggestion); // in the page now: it can size itself
 app.classList.toggle("has-files", Boolean(files));
@@ -134,6 +171,7 @@ if (owner && files) files.acceptDrops(document);
 followBottom(chat);
 files?.refresh();
 variables?.refresh();
+runs?.refresh();
 new EventStream({
   api,
   eventsUrl: config.eventsUrl,
@@ -166,7 +204,7 @@ function menuButton(menu) {
     attrs: { type: "button", popovertarget: menu.id, title: "The kernel, its variables and the files" },
   });
   menu.addEventListener("click", (e) => {
-    const opener = e.target.closest(".files-toggle, .variables-toggle, [data-testid=rerun-open]");
+    const opener = e.target.closest(".files-toggle, .variables-toggle, .runs-toggle, [data-testid=rerun-open]");
     if (opener && menu.matches(":popover-open")) menu.hidePopover();
   });
   return button;

@@ -13,7 +13,16 @@ from analyst.models import AnalysisSession, Event
 from tests.fakes.model_server import anthropic_text, anthropic_tool_call
 from tests.mcp.conftest import http_client
 
-TOOLS = {"create_session", "list_sessions", "upload_file", "run_python", "ask", "list_files", "read_file"}
+TOOLS = {
+    "create_session",
+    "list_sessions",
+    "upload_file",
+    "run_python",
+    "ask",
+    "list_files",
+    "read_file",
+    "run_analysis",
+}
 SALES = "city,amount\nLyon,10\nParis,32\nNice,5\n"
 LOAD = "import pandas as pd\ndf = pd.read_csv('data/sales.csv')\nprint(len(df))"
 CHART = "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.show()"
@@ -185,3 +194,30 @@ def test_files_are_listed_and_read_as_text_or_base64_within_a_limit(web, alice_t
     assert binary.structured_content["text"] is None
     assert big.is_error and "at most 16 KiB" in text_of(big)
     assert missing.is_error and "no file 'nope.txt'" in text_of(missing)
+
+
+def test_an_analysis_runs_again_with_other_parameters(web, alice_token):
+    """run_analysis: the session's cells replayed in a fresh kernel, parameter() returning the
+    value given; an unknown parameter is a tool error, and nothing runs."""
+
+    async def scenario():
+        async with http_client(web, alice_token) as client:
+            sid = (await client.call_tool("create_session", {})).structured_content["session_id"]
+            await client.call_tool("run_python", {"session_id": sid, "code": "n = 2"})
+            by_hand = await client.call_tool(
+                "run_python", {"session_id": sid, "code": "print(n * parameter('k', 10))"}
+            )
+            ran = await client.call_tool("run_analysis", {"session_id": sid, "parameters": {"k": 5}})
+            refused = await client.call_tool("run_analysis", {"session_id": sid, "parameters": {"j": 5}})
+            listed = (await client.call_tool("list_sessions", {})).structured_content
+            return sid, by_hand, ran, refused, listed
+
+    sid, by_hand, ran, refused, listed = asyncio.run(scenario())
+    assert by_hand.structured_content["stdout"] == "20\n"
+    assert not ran.is_error, text_of(ran)
+    run = ran.structured_content
+    assert run["status"] == "done" and run["parameters"] == {"k": 5} and run["stdout"] == "10\n"
+    assert [cell["index"] for cell in run["cells"]] == [None, 1, 2]
+    assert run["url"].startswith(f"{web}/sessions/") and sid not in run["url"]
+    assert refused.is_error and "unknown parameter 'j'; this analysis has: k" in text_of(refused)
+    assert [s["session_id"] for s in listed["sessions"]] == [sid]  # the run's session is not listed

@@ -42,7 +42,7 @@ def test_a_client_over_stdio_keeps_state_across_calls(app_env, worker, stack, al
     names, made, uploaded, kept, chart, failed = asyncio.run(scenario())
     assert uploaded.structured_content["file"]["columns"] == 2
     assert "sep='\\t'" in uploaded.structured_content["description"]
-    assert "run_python" in names and len(names) == 7
+    assert "run_python" in names and "run_analysis" in names and len(names) == 8
     assert made["url"] == f"http://analyst.example/sessions/{made['session_id']}/", "ANALYST_PUBLIC_URL"
     assert kept.structured_content["result"] == "42"
     assert any(isinstance(block, ImageContent) for block in chart.content)

@@ -41,7 +41,9 @@ UNDRAWN = "An interactive chart, which this server cannot draw here: the noteboo
 JSON_IN_SCRIPT = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
 
 
-def report(title: str, blocks: list[Block], preface: str) -> str:
+def report(title: str, blocks: list[Block], preface: str, *, masthead: SafeString | None = None) -> str:
+    """The report's HTML; ``masthead``, HTML of the caller's own, goes under its preface (a
+    published report's version, its list of versions and what changed)."""
     scripts = report_scripts.scripts()
     items = [_item(item, drawn=scripts is not None) for item in outline(blocks)]
     drawn = [output for item in items for output in _outputs(item) if output["kind"] == "figure"]
@@ -50,6 +52,7 @@ def report(title: str, blocks: list[Block], preface: str) -> str:
     context = {
         "title": title,
         "preface": preface,
+        "masthead": masthead,
         "items": items,
         "scripts": scripts if figures else None,
         "outlines": mark_safe(json.dumps(maps).translate(JSON_IN_SCRIPT)) if maps else None,  # noqa: S308 (no <, > or & left)

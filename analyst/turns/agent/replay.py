@@ -56,6 +56,9 @@ def run_replay(runner: TurnRunner) -> None:
         runner.kernel.restart()
         runner.emit("notice", {"text": RESTARTED, "code": "kernel_restarted"})
     ran: list[str] = []
+    values = plan.get("parameters")  # a run's (analyst.runs.runs)
+    if values and not set_parameters(runner, plan, values["before"], ran):
+        return
     for index, cell in enumerate(cells, 1):
         mark = {"index": index, "of": len(cells), "by": cell["by"]}
         wait_for_room(runner, index, len(cells))
@@ -65,8 +68,26 @@ def run_replay(runner: TurnRunner) -> None:
         if execution.error is not None:
             stopped(runner, plan, index, execution, ran)
             return
+        if values and values["after"] == index and not set_parameters(runner, plan, values["code"], ran):
+            return
     runner.emit("notice", {"text": f"All {len(cells)} cells ran.", "code": "replay_done", "of": len(cells)})
     remember(runner, plan, ran, "All of them ran.")
+
+
+def set_parameters(runner: TurnRunner, plan: dict[str, Any], code: str, ran: list[str]) -> bool:
+    """A run's values, set as their own cell (marked, as papermill marks its injected cell);
+    False when it failed, which ends the run."""
+    runner.emit("cell", {"code": code, "injected": "parameters"})
+    execution = runner.execute(code, tool_call_id=None)
+    ran.append(said(code, execution))
+    if execution.error is None:
+        return True
+    error = execution.error
+    failure = f"{error.name}: {error.value}"
+    text = f"Stopped before the analysis's cells: its parameters could not be set ({failure})."
+    runner.emit("notice", {"text": text, "code": "replay_stopped", "index": 0, "of": len(plan["cells"])})
+    remember(runner, plan, ran, "Setting the parameters failed, so no cell of the analysis ran.")
+    return False
 
 
 def wait_for_room(runner: TurnRunner, index: int, count: int) -> None:
@@ -118,6 +139,9 @@ def remember(runner: TurnRunner, plan: dict[str, Any], ran: list[str], outcome: 
     """What the model reads of the replay on its next turn."""
     if plan.get("restart"):
         head = "I restarted the kernel and ran again, in order, the session's cells that had succeeded."
+    elif plan.get("parameters"):
+        given = json.dumps(plan["parameters"]["values"])
+        head = f"I ran the cells of an earlier analysis again, in order, in a fresh kernel, with {given}."
     else:
         head = f"I ran the cells of an earlier analysis again, in order, in a fresh kernel, on {plan['file']}"
         head += " (in place of the file they read first, at its path)."
@@ -139,8 +163,9 @@ def ask_for_repair(runner: TurnRunner, plan: dict[str, Any], index: int, failure
         text = f"The model was not asked to repair cell {index}: {why}"
         runner.emit("notice", {"text": text, "code": "repair_unavailable"})
         return
+    on = f"on {plan['file']}" if plan.get("file") else "with this run's parameters"
     question = (
-        f"Cell {index} of {len(plan['cells'])} failed when run on {plan['file']}: {failure}. Repair it for"
+        f"Cell {index} of {len(plan['cells'])} failed when run {on}: {failure}. Repair it for"
         " this data and run it, then run the cells after it, so that the analysis completes."
     )
     with transaction.atomic():

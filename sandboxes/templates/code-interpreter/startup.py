@@ -28,7 +28,13 @@ def _prefer_interactive_plotly() -> None:
     """A figure displays as its JSON bundle (for plotly.js); no browser exists in here.
 
     Said through plotly's own variable, read when plotly is first imported: importing plotly.io
-    here would cost every kernel ~0.15 s, most never drawing a plotly figure."""
+    here would cost every kernel ~0.15 s, most never drawing a plotly figure.
+
+    No PNG beside it: plotly's only image export (kaleido >= 1, which plotly 7 requires) drives
+    a Chrome, and none runs in here. Tried with kaleido 1.5.0 and Debian's chromium 156 (seen
+    under /usr): it dies at start (SIGTRAP once crashpad's ptrace is refused, or hangs with
+    the zygote) under the kernel's bubblewrap and seccomp filter. The host describes a figure
+    to the model from its JSON instead (analyst/trust/charts.py)."""
     import os
 
     os.environ.setdefault("PLOTLY_RENDERER", "plotly_mimetype")
@@ -116,16 +122,38 @@ def _tables_as_data() -> None:
     module.register(get_ipython())  # type: ignore[name-defined]  # noqa: F821
 
 
+def _charts_as_facts() -> None:
+    """A matplotlib figure shown also carries what a reader takes from it (title, axes, traces,
+    extreme points) as data, for a model that cannot see the PNG (chart_facts.py)."""
+    import os
+    from importlib.util import module_from_spec, spec_from_file_location
+
+    template = os.environ.get("SANDBOX_TEMPLATE", "/opt/template")
+    spec = spec_from_file_location("chart_facts", os.path.join(template, "chart_facts.py"))
+    module = module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    module.register(get_ipython())  # type: ignore[name-defined]  # noqa: F821
+
+
 _prepare_matplotlib()
 _prefer_interactive_plotly()
 _prepare_snapshots()
 _offline_packages()
 _tables_as_data()
+_charts_as_facts()
 del _prepare_matplotlib, _prefer_interactive_plotly, _prepare_snapshots, _offline_packages, _tables_as_data
+del _charts_as_facts
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402, F401
 import pandas as pd  # noqa: E402
+
+
+def parameter(name: str, default: object) -> object:
+    """A parameter of the analysis (the app lists it, and a run sets it): ``default`` when the
+    cell runs by hand, the run's value in a run."""
+    return globals().get("__analyst_parameters__", {}).get(name, default)
+
 
 pd.set_option("display.max_columns", 50)
 pd.set_option("display.width", 160)
