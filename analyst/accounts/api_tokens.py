@@ -1,13 +1,17 @@
-"""A person's API tokens: making a named one, listing them, revoking one."""
+"""A person's API tokens: making a named one, listing them, revoking one, and who a token names."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.http import Http404
+from django.utils import timezone
 
 from analyst.models import ApiToken
+from analyst.models.tokens import hash_token
 
 MAX_NAME = 100
 MAX_PER_USER = 50
@@ -50,3 +54,18 @@ def do_revoke(*, user: AbstractBaseUser, token_id: object) -> ApiToken:
         raise Http404("no such token")
     token.delete()
     return token
+
+
+def user_from_authorization(header: str) -> Any | None:
+    """The active user whose API token ``Bearer <token>`` names (noting its use), else None."""
+    if not header.startswith("Bearer "):
+        return None
+    return user_from_token(header[7:].strip())
+
+
+def user_from_token(secret: str) -> Any | None:
+    token = ApiToken.objects.select_related("user").filter(digest=hash_token(secret)).first()
+    if token is None or not token.user.is_active:
+        return None
+    ApiToken.objects.filter(id=token.id).update(last_used_at=timezone.now())
+    return token.user

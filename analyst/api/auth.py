@@ -9,11 +9,9 @@ from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
-from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
-from analyst.models import ApiToken
-from analyst.models.tokens import hash_token
+from analyst.accounts.api_tokens import user_from_authorization
 
 View = Callable[..., HttpResponse]
 
@@ -33,21 +31,6 @@ def error_response(status: int, code: str, message: str, /, **also: object) -> J
 
 def user_from_bearer(request: HttpRequest) -> Any | None:
     return user_from_authorization(request.headers.get("Authorization", ""))
-
-
-def user_from_authorization(header: str) -> Any | None:
-    """The active user whose API token ``Bearer <token>`` names (noting its use), else None."""
-    if not header.startswith("Bearer "):
-        return None
-    return user_from_token(header[7:].strip())
-
-
-def user_from_token(secret: str) -> Any | None:
-    token = ApiToken.objects.select_related("user").filter(digest=hash_token(secret)).first()
-    if token is None or not token.user.is_active:
-        return None
-    ApiToken.objects.filter(id=token.id).update(last_used_at=timezone.now())
-    return token.user
 
 
 def authenticate(request: HttpRequest) -> HttpResponse | None:

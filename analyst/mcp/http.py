@@ -17,7 +17,7 @@ from django.http.request import split_domain_port, validate_host
 from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
 
-from analyst.api.auth import user_from_authorization
+from analyst.accounts.api_tokens import user_from_authorization
 from analyst.lib.raw_asgi import Headers, header, respond
 from analyst.mcp.open_sessions import OpenSessions, opens_a_session
 from analyst.mcp.server import build

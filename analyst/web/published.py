@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_GET
 
+from analyst.accounts.api_tokens import user_from_authorization
 from analyst.runs import published_data, published_page, publishing
 from analyst.sessions import exports
 
@@ -31,8 +32,11 @@ def published_report(request: HttpRequest, token: str) -> HttpResponse:
 @require_GET
 def published_json(request: HttpRequest, token: str) -> HttpResponse:
     publication = publishing.get_published(token)
-    if publication.sign_in_required and not request.user.is_authenticated:
-        message = "this report requires signing in"
+    signed_in = request.user.is_authenticated or (
+        user_from_authorization(request.headers.get("Authorization", "")) is not None
+    )  # a dashboard or a spreadsheet pulls it with an API token
+    if publication.sign_in_required and not signed_in:
+        message = "this report requires signing in, or an API token (Authorization: Bearer <token>)"
         return JsonResponse({"error": {"code": "unauthorized", "message": message}}, status=401)
     response = JsonResponse(published_data.latest(publication))
     patch_cache_control(response, private=True, no_cache=True)

@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
 
-from analyst.models import AnalysisSession, Run, Turn
+from analyst.models import AnalysisSession, ApiToken, Run, Turn
 from analyst.realtime import events
 from analyst.sessions import exports
 
@@ -197,3 +197,8 @@ def test_a_report_requiring_sign_in_sends_anonymous_readers_to_sign_in(api, anal
     reader.force_login(get_user_model().objects.create_user("bob"))  # any user who signed in
     assert reader.get(f"/r/{token}").status_code == 200
     assert reader.get(f"/r/{token}.json").json()["title"] == "Weekly sales"
+    # A dashboard pulls the data with an API token (any user's); a wrong one is refused.
+    _, secret = ApiToken.issue(get_user_model().objects.create_user("dashboard"))
+    pulled = Client(HTTP_AUTHORIZATION=f"Bearer {secret}").get(f"/r/{token}.json")
+    assert pulled.status_code == 200 and pulled.json()["title"] == "Weekly sales"
+    assert Client(HTTP_AUTHORIZATION="Bearer not-a-token").get(f"/r/{token}.json").status_code == 401

@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
-from analyst.api.auth import user_from_token
+from analyst.accounts.api_tokens import user_from_token
 from analyst.mcp.server import build
 
 
