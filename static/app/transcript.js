@@ -19,7 +19,7 @@ const ENDS_CELL = new Set([
 ]);
 
 // What a turn's events leave in the transcript's state while they are drawn.
-const BETWEEN_TURNS = ["root", "cells", "ownCell", "running", "streaming", "waiting", "folding"];
+const BETWEEN_TURNS = ["root", "cells", "ownCell", "running", "streaming", "waiting", "folding", "figureTally"];
 
 export class Transcript {
   /** ``onEdit(code, seq)``, where given (the owner's page), puts a cell's code back in the
@@ -59,6 +59,7 @@ export class Transcript {
     this.supersededTurns = new Set(); // answers asked again, folded whenever they are built
     this.cells = new Map(); // tool_call_id → cell: where the model's tagged outputs go
     this.outputs = new Map(); // an output event's seq → the element showing it: where a traced figure links
+    this.figureTally = null; // the turn whose figures are counted under its latest answer: {turn, all, line}
     this.ownCell = null; // the user's own cell of this turn: where untagged outputs go
     this.running = null; // the cell whose code is running, until an event in ENDS_CELL
     this.streaming = null; // the assistant message being streamed: {box, text}
@@ -253,6 +254,7 @@ export class Transcript {
     for (const name of BETWEEN_TURNS) kept[name] = this[name];
     Object.assign(this, { root: document.createDocumentFragment(), cells: new Map() });
     Object.assign(this, { ownCell: null, running: null, streaming: null, waiting: null, folding: null });
+    this.figureTally = null;
     this.apart = true;
     try {
       for (const event of events) this.apply(event);
@@ -429,9 +431,22 @@ export class Transcript {
     };
     const answer = traceFigures(markdown(text), citations, lookups);
     box.replaceChildren(answer, copyButton(() => withoutMarkers(text), "Copy answer", "copy-answer"));
-    const counted = figuresLine(citations);
+    const counted = this.countFigures(citations);
     if (counted) box.append(counted);
     this.streaming = null;
+  }
+
+  /** The turn's "12 figures, 11 traced" line, under its latest answer: the figures of all its
+   * answers (a turn may answer before its cells and after them). */
+  countFigures(citations) {
+    if (!Array.isArray(citations) || !citations.length) return null;
+    const same = this.figureTally && this.turn != null && this.figureTally.turn === this.turn;
+    const tally = same ? this.figureTally : { turn: this.turn, all: [], line: null };
+    tally.all = [...tally.all, ...citations];
+    tally.line?.remove();
+    tally.line = figuresLine(tally.all);
+    this.figureTally = tally;
+    return tally.line;
   }
 
   notice(text, type, before = null) {

@@ -70,3 +70,27 @@ def test_an_answer_stored_before_tracing_still_reads(stack, web, alice_login):
     expect(answer).not_to_contain_text("[[")
     expect(answer.get_by_test_id("figures-traced")).to_have_count(0)
     expect(answer.get_by_test_id("figure-untraced")).to_have_count(0)
+
+
+def test_a_turn_counts_the_figures_of_all_its_answers_once(stack, web, alice_login):
+    """A turn that answers before its cell and after it: one count, under its last answer."""
+    from playwright.sync_api import expect
+
+    before = "The file has 42 rows; let me sum them."
+    stack.script(
+        anthropic_tool_call("run_python", {"code": "print(42, 1234.4)"}, text_before=before),
+        anthropic_text("The total is 1,234 [[cell 1]], not 99."),
+    )
+    page = alice_login()
+    page.get_by_test_id("new-session").click()
+    page.wait_for_url(re.compile(r"/sessions/[0-9a-f-]{36}/$"))
+    composer = page.get_by_test_id("composer-input")
+    composer.fill("The total?")
+    composer.press("Enter")
+    answers = page.get_by_test_id("assistant-message")
+    for _ in range(2):  # live, then read back from the log
+        expect(answers).to_have_count(2, timeout=90_000)
+        expect(page.get_by_test_id("figures-traced")).to_have_count(1)
+        # 42 was said before any output held it, 99 is in none: only 1,234 is traced.
+        expect(answers.last.get_by_test_id("figures-traced")).to_have_text("3 figures, 1 traced")
+        page.reload()
