@@ -1,5 +1,6 @@
 """The reconciler's rules, on a real database: lapsed leases end, lost messages are sent again,
-turns queued too long end with a reason, and a turn waiting behind another is left alone.
+turns queued too long end with a reason, a turn waiting behind another is left alone, and a run
+that ended is reported.
 
 The broker is the one edge replaced here (what would be sent is recorded); tests/faults runs the
 same rules in real workers against a real Redis.
@@ -14,7 +15,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from analyst import dispatch
-from analyst.models import AnalysisSession, Turn
+from analyst.models import AnalysisSession, Run, Turn
 from analyst.ops import metrics
 from analyst.realtime import events
 from analyst.turns import reconciler, turns
@@ -80,7 +81,13 @@ def test_a_turn_waiting_behind_an_unfinished_one_is_left_alone(session, sent, se
     settings.ANALYST_QUEUED_MAX = 60
     make_turn(session, age=100, status=Turn.Status.RUNNING, saving=True, lease_expires_at=ago(-30))
     behind = make_turn(session, age=90)
-    assert reconciler.reconcile() == {"failed_orphan": 0, "expired": 0, "requeued": 0, "placement_resent": 0}
+    assert reconciler.reconcile() == {
+        "failed_orphan": 0,
+        "expired": 0,
+        "requeued": 0,
+        "placement_resent": 0,
+        "run_reports_sent": 0,
+    }
     behind.refresh_from_db()
     assert behind.status == Turn.Status.QUEUED and sent == []
 
@@ -127,3 +134,26 @@ def test_stop_on_a_live_turn_only_asks_it_to_stop(session, sent):
     live.refresh_from_db()
     assert live.status == Turn.Status.RUNNING and live.cancel_requested
     assert terminal(session) == []
+
+
+def test_a_run_that_ended_is_reported_once(session, monkeypatch, settings):
+    settings.ANALYST_REQUEUE_AFTER = 30
+    reports = record_sends(monkeypatch, reconciler.REPORT_RUN)
+
+    def run(status: str, **fields: Any) -> Run:
+        own = AnalysisSession.objects.create(owner=session.owner, model=session.model)
+        turn = make_turn(own, age=5, status=status)
+        return Run.objects.create(
+            source=session, session=own, turn=turn, requested_by=session.owner, **fields
+        )
+
+    ended = run(Turn.Status.DONE)
+    run(Turn.Status.RUNNING)  # not yet
+    run(Turn.Status.FAILED, reported=True)  # reported before
+    assert reconciler.reconcile()["run_reports_sent"] == 1
+    assert reports == [str(ended.id)]
+    reconciler.reconcile()
+    assert reports == [str(ended.id)], "sent again only after ANALYST_REQUEUE_AFTER"
+    Run.objects.filter(id=ended.id).update(report_sent_at=ago(40))  # its task was lost
+    reconciler.reconcile()
+    assert reports == [str(ended.id)] * 2
