@@ -124,8 +124,8 @@ CELERY_BEAT_SYNC_EVERY = 1
 ANALYST_SCHEDULE_RETRIES = envint("ANALYST_SCHEDULE_RETRIES", 1)
 ANALYST_WEBHOOK_RETRIES = envint("ANALYST_WEBHOOK_RETRIES", 5)
 ANALYST_WEBHOOK_PRIVATE_ADDRESSES = envbool("ANALYST_WEBHOOK_PRIVATE_ADDRESSES", False)
-# E-mail (Django's settings): sent by SMTP once EMAIL_HOST is set; without it, written to the
-# worker's log (the console backend), so that nothing fails on a machine with no mail server.
+# E-mail (Django's settings): sent by SMTP once EMAIL_HOST is set; without it, a line in the
+# worker's log says what would have gone out, so nothing fails on a machine with no mail server.
 EMAIL_HOST = envstr("EMAIL_HOST")
 EMAIL_PORT = envint("EMAIL_PORT", 587)
 EMAIL_HOST_USER = envstr("EMAIL_HOST_USER")
@@ -135,9 +135,7 @@ EMAIL_TIMEOUT = 30
 DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "analyst@localhost")
 EMAIL_BACKEND = envstr(
     "EMAIL_BACKEND",
-    "django.core.mail.backends.smtp.EmailBackend"
-    if EMAIL_HOST
-    else "django.core.mail.backends.console.EmailBackend",
+    "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else "analyst.lib.mail_log.EmailBackend",
 )
 
 LOGIN_URL = "login"

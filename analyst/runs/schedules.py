@@ -15,6 +15,7 @@ import datetime
 import json
 import logging
 import zoneinfo
+from collections.abc import Iterator
 from typing import Any
 
 from celery.schedules import crontab
@@ -86,13 +87,7 @@ def latest_due(cron: str, zone: str, now: datetime.datetime) -> datetime.datetim
     spec, tz = parsed_cron(cron), checked_timezone(zone)
     local = now.astimezone(tz)
     times = sorted(((h, m) for h in spec.hour for m in spec.minute), reverse=True)
-    for back in range(LOOKBACK_DAYS):
-        day = local.date() - datetime.timedelta(days=back)
-        weekday = (day.weekday() + 1) % 7  # Celery's: 0 is Sunday
-        if day.month not in spec.month_of_year or day.day not in spec.day_of_month:
-            continue
-        if weekday not in spec.day_of_week:
-            continue
+    for day in _days(spec, local.date(), step=-1):
         for hour, minute in times:
             moment = datetime.datetime(day.year, day.month, day.day, hour, minute, tzinfo=tz)
             if moment <= local:
@@ -100,11 +95,27 @@ def latest_due(cron: str, zone: str, now: datetime.datetime) -> datetime.datetim
     return None
 
 
-def next_due(schedule: Schedule, now: datetime.datetime) -> datetime.datetime:
-    spec = parsed_cron(schedule.cron)
-    spec.tz = checked_timezone(schedule.timezone)
-    local = now.astimezone(spec.tz)
-    return (local + spec.remaining_estimate(local)).astimezone(datetime.UTC)
+def next_due(cron: str, zone: str, now: datetime.datetime) -> datetime.datetime | None:
+    """The first time after ``now`` that ``cron`` names in ``zone``, as latest_due reads it."""
+    spec, tz = parsed_cron(cron), checked_timezone(zone)
+    local = now.astimezone(tz)
+    times = sorted((h, m) for h in spec.hour for m in spec.minute)
+    for day in _days(spec, local.date(), step=1):
+        for hour, minute in times:
+            moment = datetime.datetime(day.year, day.month, day.day, hour, minute, tzinfo=tz)
+            if moment > local:
+                return moment.astimezone(datetime.UTC)
+    return None
+
+
+def _days(spec: crontab, start: datetime.date, *, step: int) -> Iterator[datetime.date]:
+    """The days from ``start`` on (``step`` 1) or back (-1), within LOOKBACK_DAYS, that ``spec``
+    names by month, day of month and day of week (Celery's: 0 is Sunday)."""
+    for offset in range(LOOKBACK_DAYS):
+        day = start + datetime.timedelta(days=offset * step)
+        weekday = (day.weekday() + 1) % 7
+        if day.month in spec.month_of_year and day.day in spec.day_of_month and weekday in spec.day_of_week:
+            yield day
 
 
 def _recipients(value: object) -> list[str]:
@@ -220,7 +231,7 @@ def get_owned(user: AbstractBaseUser, schedule_id: object) -> Schedule:
 
 
 def as_dict(schedule: Schedule) -> dict[str, Any]:
-    last = schedule.runs.order_by("-created_at").first()
+    last, now = schedule.runs.order_by("-created_at").first(), timezone.now()
     return {
         "id": schedule.id,
         "session": str(schedule.session_id),
@@ -231,9 +242,13 @@ def as_dict(schedule: Schedule) -> dict[str, Any]:
         "retries": schedule.retries,
         "notify_emails": schedule.notify_emails,
         "webhook_url": schedule.webhook_url,
-        "next_run_at": None if schedule.paused else next_due(schedule, timezone.now()).isoformat(),
+        "next_run_at": None if schedule.paused else _iso(next_due(schedule.cron, schedule.timezone, now)),
         "last_run": runs.as_dict(last) if last else None,
     }
+
+
+def _iso(moment: datetime.datetime | None) -> str | None:
+    return moment.isoformat() if moment else None
 
 
 def start_due_run(schedule_id: int, now: datetime.datetime | None = None) -> Run | None:

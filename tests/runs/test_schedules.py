@@ -41,6 +41,21 @@ def test_the_latest_due_time(cron, zone, now, due):
 
 
 @pytest.mark.parametrize(
+    ("cron", "zone", "now", "due"),
+    [
+        ("0 7 * * MON", "UTC", "2026-12-04T12:00:00+00:00", "2026-12-07T07:00:00+00:00"),
+        ("0 7 * * MON", "Europe/Paris", "2026-11-30T05:59:00+00:00", "2026-11-30T06:00:00+00:00"),
+        ("* * * * *", "UTC", "2026-12-04T12:34:56.999+00:00", "2026-12-04T12:35:00+00:00"),
+        ("* * * * *", "UTC", "2026-12-04T12:35:00+00:00", "2026-12-04T12:36:00+00:00"),  # after, not at
+        ("30 2 29 2 *", "UTC", "2026-12-04T00:00:00+00:00", "2028-02-29T02:30:00+00:00"),
+        ("0 3 * * *", "Europe/Paris", "2027-03-27T12:00:00+00:00", "2027-03-28T01:00:00+00:00"),  # DST
+    ],
+)
+def test_the_next_due_time_is_a_whole_minute(cron, zone, now, due):
+    assert schedules.next_due(cron, zone, at(now)) == at(due)
+
+
+@pytest.mark.parametrize(
     "cron", ["", "0 7 * *", "61 * * * *", "0 7 * * funday", "*/0 * * * *", 7, "0 7 * * MON extra"]
 )
 def test_what_is_not_a_cron_expression(cron):
