@@ -114,8 +114,8 @@ CELERY_TASK_DEFAULT_QUEUE = envstr("CELERY_QUEUE", "celery")
 # Celery beat reads its schedules from the database (django-celery-beat): the app's schedules of
 # runs (analyst.sessions.schedules) make and change them; `make run` and compose start beat.
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
-# Each send's time saved at once: beat restarted after a due time passed while it was down sends
-# that time's run (by default it saves every 3 minutes, and would forget the send it missed).
+# Each send's time saved at once (by default every 3 minutes), so that a restarted beat does not
+# send again a time it sent already (for which the app would start nothing anyway).
 CELERY_BEAT_SYNC_EVERY = 1
 
 # Scheduled runs: a failed one is tried again this many times (a schedule may say otherwise), then
