@@ -69,7 +69,9 @@ def do_start(
     }
     with transaction.atomic():
         title = f"{source.title} — run"[:200]
-        target = AnalysisSession.objects.create(owner=user, title=title, model=source.model)
+        target = AnalysisSession.objects.create(
+            owner=user, title=title, model=source.model, **forks.kept_settings(source)
+        )
         swapped = {original.id for original, _ in swaps}
         for data_file in source.files.exclude(id__in=swapped):
             forks.copy_file(data_file, target)

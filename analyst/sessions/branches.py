@@ -78,8 +78,7 @@ def do_branch(
             next_seq=question.seq,
             branched_from=source,
             branched_at=question.seq,
-            privacy=source.privacy,
-            send_chart_images=source.send_chart_images,
+            **forks.kept_settings(source),
         )
         earlier = Q(turn__isnull=True) | Q(turn_id__lt=turn.id)  # a fork's own copied messages have none
         forks.copy_log(

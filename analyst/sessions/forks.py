@@ -64,8 +64,7 @@ def _do_fork(
         title=f"{source.title} (fork)"[:200],
         model=source.model,
         next_seq=source.next_seq,
-        privacy=source.privacy,
-        send_chart_images=source.send_chart_images,
+        **kept_settings(source),
     )
     copy_log(source, fork, source.events.all(), source.messages.all(), source.artifacts.all())
     if files:
@@ -144,6 +143,16 @@ def _renamed(payload: dict[str, object], renamed: dict[str, str]) -> dict[str, o
     for old, new in renamed.items():
         text = text.replace(old, new)
     return {**payload, "artifacts": json.loads(text)}
+
+
+def kept_settings(source: AnalysisSession) -> dict[str, Any]:
+    """What a session made from ``source`` (a fork, a branch, a replay on another file, a run)
+    keeps of its settings: what the model may see of the data, and which cells wait for a person."""
+    return {
+        "privacy": source.privacy,
+        "send_chart_images": source.send_chart_images,
+        "approve_cells": source.approve_cells,
+    }
 
 
 def copy_files(source: AnalysisSession, fork: AnalysisSession) -> None:

@@ -152,7 +152,9 @@ def do_rerun(*, rerun: Rerun, user: AbstractBaseUser) -> tuple[AnalysisSession, 
     source, original, new = rerun.source, rerun.original, rerun.new
     with transaction.atomic():
         title = f"{source.title} — on {new.name}"[:200]
-        target = AnalysisSession.objects.create(owner=user, title=title, model=source.model)
+        target = AnalysisSession.objects.create(
+            owner=user, title=title, model=source.model, **forks.kept_settings(source)
+        )
         for data_file in source.files.exclude(id__in=[original.id, new.id]):
             forks.copy_file(data_file, target)
         placed = forks.copy_file(
