@@ -409,3 +409,13 @@ def interrupt_cell(session: AnalysisSession) -> bool:
         return False
     finally:
         sandbox.close()
+
+
+def release(session: AnalysisSession) -> None:
+    """End the session's sandbox, if it has one (a paused one is not resumed first). Its state
+    stays in its latest snapshot, brought back should the session run code again."""
+    if not session.sandbox_id:
+        return
+    kept_sandboxes.forget(session.sandbox_id)
+    with contextlib.suppress(SandboxError):  # gone already
+        Sandbox.kill_by_id(session.sandbox_id, url=sandbox_hosts.url(session.sandbox_host))

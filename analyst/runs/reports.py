@@ -1,5 +1,6 @@
-"""A run's end, reported once: a failed scheduled run tried again while it has tries left, else its
-notifications sent (the e-mail now, the webhook by its own task, retried with backoff).
+"""A run's end, reported once: its sandbox ended, then a failed scheduled run tried again while it
+has tries left, else its notifications sent (the e-mail now, the webhook by its own task, retried
+with backoff).
 
 The reconciler sends REPORT_RUN for each run that ended unreported (analyst.turns.reconciler);
 the task claims the run by setting ``reported``, so however often it is sent, a run is reported
@@ -12,6 +13,7 @@ from __future__ import annotations
 import logging
 
 from analyst import dispatch
+from analyst.kernels import session_kernel
 from analyst.models import Run
 from analyst.runs import notifications, runs, schedules
 
@@ -28,6 +30,9 @@ def report(run_id: object) -> str:
         return ""
     if not Run.objects.filter(id=run.id, reported=False).update(reported=True):
         return ""
+    # Its kernel has done its work: ended, not left to pause (a schedule of every minute would
+    # keep a sandbox a minute on sandboxd's disk); the session keeps its events and snapshot.
+    session_kernel.release(run.session)
     if run.schedule is None:
         return "unscheduled"
     if runs.status(run) == "failed" and schedules.retry_or_none(run) is not None:

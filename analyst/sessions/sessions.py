@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
-
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
-from analyst.kernels import hosts as sandbox_hosts
+from analyst.kernels import session_kernel
 from analyst.kernels import snapshots as kernel_snapshots
 from analyst.models import AnalysisSession
 from analyst.turns import titles
 from analyst.uploads import shared_files
-from sandboxes import Sandbox, SandboxError
 
 SEARCH_WORDS = 10  # a longer query's other words are ignored: each is one more join
 
@@ -87,9 +84,7 @@ def do_update(session: AnalysisSession, *, title: object = None, model: object =
 def do_delete(session: AnalysisSession) -> None:
     """Delete the session with everything it made: its sandbox, and its snapshots and stored files
     but those a copy of it (a fork, a branch) still names."""
-    if session.sandbox_id:
-        with contextlib.suppress(SandboxError):  # not connect(): that would resume a paused one
-            Sandbox.kill_by_id(session.sandbox_id, url=sandbox_hosts.url(session.sandbox_host))
+    session_kernel.release(session)
     for snapshot in session.snapshots.all():
         kernel_snapshots.forget(snapshot)
     stored = [f.stored for f in session.files.all()] + [a.file for a in session.artifacts.all()]

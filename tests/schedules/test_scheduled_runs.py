@@ -1,7 +1,8 @@
 """A scheduled run, as beat's task starts it (schedules.start_due_run), run by the real worker and
 reported by its reconciler: an e-mail to the schedule's recipients through a real SMTP server,
 holding what the run printed, its first chart and the report's link; a webhook POSTed with a
-signature its receiver can check, tried again while it fails; a failed run tried again first."""
+signature its receiver can check, tried again while it fails; a failed run tried again first; the
+run's sandbox ended once it is reported."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ import time
 import pytest
 from django.utils import timezone
 
-from analyst.models import Run
+from analyst.models import AnalysisSession, Run
 from analyst.runs import runs, schedules
+from sandboxes import Sandbox, SandboxNotFound
 from tests.integration.test_resume_and_fork import run_cell
 
 CHART = "import matplotlib.pyplot as plt\nplt.bar(['a', 'b'], [3, 5])\nplt.show()"
@@ -93,6 +95,11 @@ def test_a_scheduled_run_is_reported_by_email_and_a_signed_webhook(stack, api, s
 
     time.sleep(2)  # reconciler passes go on: the run is reported once
     assert len(inbox.messages) == 1 and len(webhooks.received) == 1
+    # The run's kernel has done its work: ended, not left paused on sandboxd's disk.
+    used = AnalysisSession.objects.get(id=run.session_id).sandbox_id
+    assert used
+    with pytest.raises(SandboxNotFound):
+        Sandbox.connect(used).close()
     listed = api.get(f"/api/sessions/{session.id}/runs").json()["runs"]
     assert [(r["id"], r["schedule"], r["status"]) for r in listed] == [(str(run.id), made["id"], "done")]
 
