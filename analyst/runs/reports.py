@@ -26,7 +26,8 @@ def report(run_id: object) -> str:
     """What was done for the run: "retried", "notified", "unscheduled" or "" (reported before,
     or not ended)."""
     run = Run.objects.select_related("turn", "session", "source", "schedule").filter(id=run_id).first()
-    if run is None or runs.status(run) in ("queued", "running"):
+    status = runs.status(run) if run is not None else ""
+    if status in ("", "queued", "running"):
         return ""
     if not Run.objects.filter(id=run.id, reported=False).update(reported=True):
         return ""
@@ -35,7 +36,7 @@ def report(run_id: object) -> str:
     session_kernel.release(run.session)
     if run.schedule is None:
         return "unscheduled"
-    if runs.status(run) == "failed" and schedules.retry_or_none(run) is not None:
+    if status == "failed" and schedules.retry_or_none(run) is not None:
         return "retried"
     told = notifications.summary(run)
     try:

@@ -256,8 +256,7 @@ def start_due_run(schedule_id: int, now: datetime.datetime | None = None) -> Run
     schedule is paused or gone, or its last run is still going (then said, and skipped)."""
     now = now or timezone.now()
     schedule = Schedule.objects.select_related("session", "owner").filter(id=schedule_id).first()
-    if schedule is None:  # deleted with its session: its task goes too
-        PeriodicTask.objects.filter(name=f"analyst schedule {schedule_id}").delete()
+    if schedule is None:  # deleted (its beat task with it, analyst.models.runs): a send on its way
         return None
     if schedule.paused:
         return None
