@@ -22,6 +22,7 @@ export class FilesPanel {
     Object.assign(this, { api, filesUrl, upload });
     this.loading = null; // the refresh in flight
     this.again = false; // another refresh was asked for meanwhile
+    this.changes = 0; // what our own answers changed in the list, counted
     this.rows = new Map(); // key (see keyOf) → FileRow, kept across refreshes
     this.entries = []; // the last listing, with what events told us since
     this.queue = []; // files picked or dropped, not yet sent
@@ -157,15 +158,22 @@ export class FilesPanel {
     }
   }
 
-  /** Lists the files again; calls during a refresh fold into one more after it. */
+  /** Lists the files again; calls during a refresh fold into one more after it. A listing
+   * asked for before one of our own answers changed the list is older than it: it is dropped,
+   * and the files listed again (else a mark just undone would come back until the next one). */
   async refresh() {
     if (this.loading) {
       this.again = true;
       return;
     }
+    const changes = this.changes;
     this.loading = this.api.get(this.filesUrl);
     try {
       const { files, max_upload: maxUpload, accept } = await this.loading;
+      if (changes !== this.changes) {
+        this.again = true;
+        return;
+      }
       this.entries = files;
       this.render();
       this.message.textContent = files.length ? "" : "No files yet.";
@@ -191,6 +199,7 @@ export class FilesPanel {
     const at = this.entries.findIndex((known) => keyOf(known) === key);
     if (at >= 0) this.entries[at] = { ...this.entries[at], ...entry };
     else this.entries = [{ kind: "upload", ...entry }, ...this.entries];
+    this.changes += 1;
     this.message.textContent = "";
     this.render();
   }
@@ -254,6 +263,7 @@ export class FilesPanel {
   forget({ id, path }) {
     const gone = (entry) => (id != null ? entry.id === id : entry.path === path) && entry.kind !== "output";
     this.entries = this.entries.filter((entry) => !gone(entry));
+    this.changes += 1;
     this.render();
     if (!this.entries.length) this.message.textContent = "No files yet.";
   }
