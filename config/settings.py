@@ -256,6 +256,15 @@ SANDBOXD_SNAPSHOT_MAX_BYTES = envbytes("SANDBOXD_SNAPSHOT_MAX_BYTES", 2 << 30)
 # Seconds a restore (a fork, a resume) may spend unpickling a context's variables, large ones
 # loaded later aside; a variable still unpickling then is left out and named.
 SANDBOXD_RESTORE_LIMIT = envfloat("SANDBOXD_RESTORE_LIMIT", 5.0)
+# Egress (a session's connections, docs/connections.md): a sandbox reaches only the endpoints of
+# the connections attached to its session, each through a forwarder sandboxd opens, and
+# HTTP(S) through sandboxd's allow-listing proxy. SANDBOXD_EGRESS_ALLOW: hosts (host or host:port,
+# comma-separated) every sandbox may reach through the proxy, say a package index mirror. An
+# endpoint that resolves to a loopback address is refused unless SANDBOXD_EGRESS_LOOPBACK (a
+# database on sandboxd's own machine, in development and the tests); link-local addresses (the
+# cloud's metadata service) are refused always.
+SANDBOXD_EGRESS_ALLOW = [h.strip() for h in envstr("SANDBOXD_EGRESS_ALLOW").split(",") if h.strip()]
+SANDBOXD_EGRESS_LOOPBACK = envbool("SANDBOXD_EGRESS_LOOPBACK", False)
 SANDBOXD_SNAPSHOT_STORE = envstr("SANDBOXD_SNAPSHOT_STORE", "local")
 SANDBOXD_S3_BUCKET = envstr("SANDBOXD_S3_BUCKET", "")
 SANDBOXD_S3_PREFIX = envstr("SANDBOXD_S3_PREFIX", "snapshots/")
@@ -283,6 +292,14 @@ ANALYST_MODELS = [
 ANALYST_MAX_TOOL_ROUNDS = envint("ANALYST_MAX_TOOL_ROUNDS", 12)
 ANALYST_MAX_TOKENS = envint("ANALYST_MAX_TOKENS", 4096)
 ANALYST_CELL_TIMEOUT = envfloat("ANALYST_CELL_TIMEOUT", 120.0)
+# Connections: each SQL statement's time limit in seconds, and the rows a result may bring into
+# pandas (a notice says when one was cut). Their secrets are sealed at rest with
+# ANALYST_CONNECTIONS_KEY (a Fernet key; or ANALYST_CONNECTIONS_KEY_FILE, a file holding it; more
+# than one, comma-separated, while rotating: the first seals, any opens). Without either, a key
+# derived from SECRET_KEY. `manage.py rotate_connections_key` seals every secret with the first.
+ANALYST_SQL_TIMEOUT = envfloat("ANALYST_SQL_TIMEOUT", 60.0)
+ANALYST_SQL_MAX_ROWS = envint("ANALYST_SQL_MAX_ROWS", 1_000_000)
+ANALYST_CONNECTIONS_KEY = envsecret("ANALYST_CONNECTIONS_KEY")
 # How long a model may take to start answering (its headers), then to send more of its answer,
 # before the attempt is given up (the first is retried): far under the turn's own limit.
 ANALYST_MODEL_FIRST_BYTE_TIMEOUT = envfloat("ANALYST_MODEL_FIRST_BYTE_TIMEOUT", 30.0)

@@ -4,6 +4,7 @@ May import: nothing of ours.
 """
 
 from analyst.models.artifacts import Artifact
+from analyst.models.connections import Connection, SessionConnection, SessionSecret
 from analyst.models.events import Event
 from analyst.models.files import DataFile
 from analyst.models.instructions import SavedInstructions
@@ -20,6 +21,7 @@ __all__ = [
     "AnalysisSession",
     "ApiToken",
     "Artifact",
+    "Connection",
     "DataFile",
     "Event",
     "Invite",
@@ -30,6 +32,8 @@ __all__ = [
     "Run",
     "Schedule",
     "SavedInstructions",
+    "SessionConnection",
+    "SessionSecret",
     "ShareLink",
     "Turn",
     "UserLimits",
