@@ -13,6 +13,7 @@
     │   └── VariableNotFound       404 variable_not_found (no table of that name to preview)
     ├── SandboxExpired             410 sandbox_expired
     ├── ContextBusy                409 context_busy
+    ├── EgressUnavailable          409 egress_unavailable (this driver, or sandboxd, cannot open egress)
     ├── FileTooLarge               413 file_too_large
     ├── SnapshotTooLarge           413 snapshot_too_large
     ├── SnapshotCorrupt            422 snapshot_corrupt
@@ -114,6 +115,13 @@ class ContextBusy(SandboxError):
     """The code context is already running a cell."""
 
     code, http_status = "context_busy", 409
+
+
+class EgressUnavailable(SandboxError):
+    """This sandbox cannot be given egress: its driver has a network stack of its own, or
+    sandboxd lacks the privilege to enter its network namespace."""
+
+    code, http_status = "egress_unavailable", 409
 
 
 class FileTooLarge(SandboxError):

@@ -31,6 +31,8 @@ TEST_SETTINGS = {
     # No kernel started ahead for each sandbox's next new context (each upload's description makes
     # one): they would compete with the tests for the CPU. test_spare_kernel.py turns them on.
     "SANDBOXD_CONTEXT_SPARE": "0",
+    # The tests' databases and servers listen on loopback; egress to them must be allowed.
+    "SANDBOXD_EGRESS_LOOPBACK": "1",
 }
 
 

@@ -190,6 +190,18 @@ class ScrapeCollector:
         for template, n in sorted((pool.get("ready") or {}).items()):
             ready.add_metric([template], n)
         yield ready
+        egress = stats.get("egress") or {}
+        for name, help in EGRESS_TOTALS.items():
+            yield CounterMetricFamily(f"{NAMESPACE}_sandbox_egress_{name}", help, value=egress.get(name, 0))
+
+
+# sandboxd's egress totals since it started (its /stats "egress"), as counters.
+EGRESS_TOTALS = {
+    "connections": "Connections sandboxes made through sandboxd's egress",
+    "refused": "Connections out of sandboxes that sandboxd refused or could not make",
+    "bytes_in": "Bytes that came into sandboxes through sandboxd's egress",
+    "bytes_out": "Bytes that went out of sandboxes through sandboxd's egress",
+}
 
 
 def queue_depth(client: redis.Redis) -> int:

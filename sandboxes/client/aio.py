@@ -219,6 +219,21 @@ class AsyncSandbox(BaseSandbox):
         """See Sandbox.set_ttl: expire ``seconds`` after the last use from now on."""
         await self._api.call(routes.set_ttl(self.sandbox_id, seconds))
 
+    async def set_egress(
+        self, endpoints: list[dict[str, Any]], config: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """See Sandbox.set_egress: returns ``{"proxy", "ports"}``."""
+        return await self._api.call(routes.set_egress(self.sandbox_id, endpoints, config or {}))
+
+    async def egress(self) -> dict[str, Any]:
+        """See Sandbox.egress: the endpoints, proxy, ports and the last connections' log."""
+        return await self._api.call(routes.egress(self.sandbox_id))
+
+    async def check_egress(self, name: str) -> dict[str, Any]:
+        """See Sandbox.check_egress: ``{"ok": True, "address"}`` or ``{"ok": False, "category",
+        "message"}``."""
+        return await self._api.call(routes.check_egress(self.sandbox_id, name))
+
     async def kill(self) -> None:
         """See Sandbox.kill. Raises SandboxNotFound if already gone."""
         await self._api.call(routes.kill(self.sandbox_id))

@@ -88,6 +88,22 @@ def kill(sandbox_id: str) -> Call[None]:
     return Call(Request("DELETE", _sandbox(sandbox_id)), _nothing)
 
 
+def set_egress(
+    sandbox_id: str, endpoints: list[dict[str, Any]], config: dict[str, Any]
+) -> Call[dict[str, Any]]:
+    body = {"endpoints": endpoints, "config": config}
+    return Call(Request("PUT", f"{_sandbox(sandbox_id)}/egress", json=body), _json(dict))
+
+
+def egress(sandbox_id: str) -> Call[dict[str, Any]]:
+    return Call(Request("GET", f"{_sandbox(sandbox_id)}/egress"), _json(dict))
+
+
+def check_egress(sandbox_id: str, name: str) -> Call[dict[str, Any]]:
+    request = Request("POST", f"{_sandbox(sandbox_id)}/egress/check", json={"name": name})
+    return Call(request, _json(dict))
+
+
 def create_context(sandbox_id: str) -> Call[str]:
     """The new context's id."""
     return Call(Request("POST", f"{_sandbox(sandbox_id)}/contexts"), _json(lambda body: body["id"]))

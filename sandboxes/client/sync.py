@@ -243,6 +243,28 @@ class Sandbox(BaseSandbox):
         """Expire ``seconds`` after the last use from now on, instead of the TTL given at creation."""
         self._api.call(routes.set_ttl(self.sandbox_id, seconds))
 
+    def set_egress(
+        self, endpoints: list[dict[str, Any]], config: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Replace where this sandbox's kernels may connect: ``endpoints`` are
+        ``{"name", "host", "port", "mode": "tcp" | "http"}``; ``config`` is written, beside the
+        answer, to /run/kernel/egress.json in each kernel. Returns ``{"proxy": url or None,
+        "ports": {name: port inside}}``. The same call twice changes nothing. Raises
+        InvalidRequest for a malformed endpoint, SandboxError (code "egress_unavailable") when
+        this sandbox's driver cannot have egress."""
+        return self._api.call(routes.set_egress(self.sandbox_id, endpoints, config or {}))
+
+    def egress(self) -> dict[str, Any]:
+        """The egress as set (``endpoints``, ``proxy``, ``ports``) and ``log``: the last 200
+        connections (host, port, name, bytes_in, bytes_out, started_at, ended_at, refused)."""
+        return self._api.call(routes.egress(self.sandbox_id))
+
+    def check_egress(self, name: str) -> dict[str, Any]:
+        """Whether sandboxd reaches endpoint ``name`` (a TCP connection within 5 s): ``{"ok":
+        True, "address"}`` or ``{"ok": False, "category", "message"}``, category one of dns,
+        refused, timeout, blocked, unreachable. Raises InvalidRequest for an unknown name."""
+        return self._api.call(routes.check_egress(self.sandbox_id, name))
+
     def kill(self) -> None:
         """Stop every kernel and delete the workdir. Raises SandboxNotFound if already gone."""
         self._api.call(routes.kill(self.sandbox_id))

@@ -134,6 +134,9 @@ class Driver(abc.ABC):
     strength: ClassVar[int]
     # How long an interrupted cell may take to stop before its kernel is restarted instead.
     interrupt_grace: ClassVar[float] = 3.0
+    # Whether its kernels' network is a kernel network namespace sandboxd can enter to open
+    # egress ports in (sandboxes/server/egress); not gVisor's, which has a network stack of its own.
+    namespace_network: ClassVar[bool] = True
 
     def __init__(self) -> None:
         # Set by probe(): what works here, but badly enough that "auto" should not choose it.

@@ -132,6 +132,7 @@ class GVisorDriver(Driver):
     strength = 20
     # A signal reaches a busy kernel slowly on the ptrace platform (~2 s seen here).
     interrupt_grace = 10.0
+    namespace_network = False
 
     def __init__(self, executable: str | None = None, platform: str = DEFAULT_PLATFORM) -> None:
         super().__init__()

@@ -23,6 +23,9 @@ from sandboxes.errors import AuthenticationError, FileTooLarge, InvalidRequest, 
 from sandboxes.kernels.messages import Event, error_event
 from sandboxes.server import files
 from sandboxes.server.contexts import CodeContext
+from sandboxes.server.egress.endpoints import check_spec
+from sandboxes.server.egress.policy import Policy
+from sandboxes.server.egress.service import EgressService
 from sandboxes.server.paused_records import PausedRecords
 from sandboxes.server.pausing.pauser import Pauser
 from sandboxes.server.registry import Registry
@@ -41,10 +44,13 @@ MAX_IDEMPOTENCY_KEY = 255
 class SandboxApi:
     """The endpoints: each looks up what it needs in the registry, acts, and serialises."""
 
-    def __init__(self, registry: Registry, snapshots: Snapshots, pauser: Pauser) -> None:
+    def __init__(
+        self, registry: Registry, snapshots: Snapshots, pauser: Pauser, egress: EgressService
+    ) -> None:
         self.registry = registry
         self.snapshots = snapshots
         self.pauser = pauser
+        self.egress = egress
         self.config = registry.config
 
     def routes(self) -> list[Route]:
@@ -73,6 +79,9 @@ class SandboxApi:
             Route(sandbox + "/files", self.read_file, methods=["GET"]),
             Route(sandbox + "/files", self.remove_file, methods=["DELETE"]),
             Route(sandbox + "/files/list", self.list_files, methods=["GET"]),
+            Route(sandbox + "/egress", self.set_egress, methods=["PUT"]),
+            Route(sandbox + "/egress", self.get_egress, methods=["GET"]),
+            Route(sandbox + "/egress/check", self.check_egress, methods=["POST"]),
             Route(sandbox + "/snapshots", self.take_snapshot, methods=["POST"]),
             Route(sandbox + "/fork", self.fork, methods=["POST"]),
             Route("/snapshots/{snap}", self.get_snapshot, methods=["GET"]),
@@ -110,6 +119,7 @@ class SandboxApi:
                 "open_files_limit": open_files_limit(),
                 "pool": {"size": pool.size, "max": pool.max_size, "target": target, "ready": ready},
                 "memory_available": memory_available(),
+                "egress": self.egress.totals.info(),
             }
         )
 
@@ -265,6 +275,31 @@ class SandboxApi:
             )
         return JSONResponse(page)
 
+    async def set_egress(self, request: Request) -> Response:
+        """Replace the sandbox's egress (sandboxes/server/egress); the same body again changes nothing."""
+        spec = check_spec(await json_body(request), allow_list=bool(self.egress.policy.allow))
+        async with self._sandbox(request) as sandbox:
+            if sandbox.egress is None:
+                sandbox.egress = self.egress.for_kernels(sandbox.spec)
+            await sandbox.egress.apply(spec, sandbox.kernels())
+        return JSONResponse(spec.answer())
+
+    async def get_egress(self, request: Request) -> Response:
+        async with self._sandbox(request) as sandbox:
+            if sandbox.egress is None:
+                return JSONResponse({"endpoints": [], "proxy": None, "ports": {}, "log": []})
+            return JSONResponse(sandbox.egress.info())
+
+    async def check_egress(self, request: Request) -> Response:
+        """Whether sandboxd reaches one of the sandbox's endpoints (a TCP connection, within 5 s)."""
+        name = (await json_body(request)).get("name")
+        async with self._sandbox(request) as sandbox:
+            spec = sandbox.egress.spec if sandbox.egress else None
+            endpoint = spec.endpoint(name) if spec and isinstance(name, str) else None
+        if endpoint is None:
+            raise InvalidRequest(f"this sandbox has no egress endpoint named {name!r}")
+        return JSONResponse(await self.egress.check(endpoint))
+
     async def take_snapshot(self, request: Request) -> Response:
         async with self._sandbox(request) as sandbox:
             info = await self.snapshots.take(sandbox)
@@ -402,7 +437,12 @@ def build_app(registry: Registry, on_shutdown: Sequence[Callable[[], None]] = ()
         idle_cpu_seconds=config.idle_cpu_seconds,
         idle_cpu_window=config.idle_cpu_window_seconds,
     )
-    api = SandboxApi(registry, snapshots, pauser)
+    egress = EgressService(
+        Policy.from_settings(
+            config.egress_allow, loopback=config.egress_loopback, own=(config.host, config.port)
+        )
+    )
+    api = SandboxApi(registry, snapshots, pauser, egress)
     handlers = {
         SandboxError: _handle,
         OSError: _system_error,

@@ -55,6 +55,10 @@ class ServerConfig:
     memory_reserve_bytes: int = 512 << 20  # below this much available memory, idle ones are paused
     open_files: int = 1 << 20  # sandboxd's own limit, set at start (a kernel holds ~18 of them)
     kernel_env: Mapping[str, str] = field(default_factory=dict)
+    # Egress (sandboxes/server/egress): hosts ("host" or "host:port") every sandbox's proxy
+    # admits, and whether endpoints may resolve to this host's loopback addresses.
+    egress_allow: tuple[str, ...] = ()
+    egress_loopback: bool = False
     # When sandboxd is root, each sandbox runs as an unprivileged host user of its own, from
     # uid_base to uid_base + uid_count - 1 (its gid the same number), and owns its files.
     uid_base: int | None = None

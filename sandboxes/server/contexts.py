@@ -7,7 +7,7 @@ import contextlib
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -62,6 +62,7 @@ class CodeContext:
         self._cell_done: asyncio.Event | None = None  # set when the user's running cell has ended
         self._stopping = False  # Stop or Restart is ending a cell that ignored its interrupt
         self._untold = ""  # what the next cell says first: the kernel was restarted after it
+        self.on_new_kernel: Callable[[], Awaitable[None]] | None = None  # its sandbox's egress follows
 
     async def start(self) -> None:
         check_room_for_a_kernel()
@@ -316,6 +317,8 @@ class CodeContext:
         await self.kernel.shutdown()
         self.kernel = Kernel(self.spec, self.workdir)
         await self.kernel.start()
+        if self.on_new_kernel is not None:
+            await self.on_new_kernel()
 
     async def close(self) -> None:
         self._discard_deferred()

@@ -8,9 +8,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from sandboxes.errors import ContextNotFound
-from sandboxes.kernels.kernel import KernelSpec
+from sandboxes.kernels.kernel import Kernel, KernelSpec
 from sandboxes.server import workdirs
 from sandboxes.server.contexts import CodeContext
+from sandboxes.server.egress.sandbox_egress import SandboxEgress
 from sandboxes.server.spare_kernel import SpareKernel
 
 
@@ -41,9 +42,11 @@ class ServerSandbox:
         self.pause_held = ""  # why an idle pause waits, said in its info
         self.resumed: dict[str, object] | None = None  # what its last resume brought back
         self.spare = SpareKernel(spec, workdir, spare_seconds)  # for its next new code context
+        self.egress: SandboxEgress | None = None  # set by its first PUT .../egress
 
     def add_context(self, context: CodeContext, *, default: bool = False) -> None:
         self.contexts[context.id] = context
+        context.on_new_kernel = self.kernels_changed
         if default or not self.default_context_id:
             self.default_context_id = context.id
 
@@ -51,6 +54,7 @@ class ServerSandbox:
         context = CodeContext(self.spec, self.workdir)
         await context.start()
         self.add_context(context)
+        await self.kernels_changed()
         return context
 
     async def another_context(self) -> CodeContext:
@@ -62,6 +66,7 @@ class ServerSandbox:
         else:
             context = CodeContext(self.spec, self.workdir, kernel=kernel)
             self.add_context(context)
+            await self.kernels_changed()
         self.spare.ready()
         return context
 
@@ -87,6 +92,15 @@ class ServerSandbox:
         if context.id == self.default_context_id:
             self.default_context_id = next(iter(self.contexts), "")
         await context.close()
+        await self.kernels_changed()
+
+    def kernels(self) -> list[Kernel]:
+        return [context.kernel for context in self.contexts.values()]
+
+    async def kernels_changed(self) -> None:
+        """A kernel started, restarted or closed: the sandbox's egress follows its kernels."""
+        if self.egress is not None:
+            await self.egress.follow(self.kernels())
 
     @property
     def owner(self) -> tuple[int, int] | None:
@@ -116,6 +130,8 @@ class ServerSandbox:
     async def kill(self) -> None:
         contexts, self.contexts = list(self.contexts.values()), {}
         closing = [c.close() for c in contexts]
+        if self.egress is not None:
+            closing.append(self.egress.close())
         await asyncio.gather(self.spare.close(), *closing, return_exceptions=True)
         await asyncio.to_thread(workdirs.destroy, self.workdir)
 

@@ -61,6 +61,8 @@ def config_from_settings() -> ServerConfig:
         s3_endpoint_url=settings.SANDBOXD_S3_ENDPOINT_URL,
         s3_region=settings.SANDBOXD_S3_REGION,
         kernel_env=settings.SANDBOXD_KERNEL_ENV,
+        egress_allow=tuple(settings.SANDBOXD_EGRESS_ALLOW),
+        egress_loopback=settings.SANDBOXD_EGRESS_LOOPBACK,
         uid_base=settings.SANDBOXD_UID_BASE,
         uid_count=settings.SANDBOXD_UID_COUNT,
         limits=Limits(

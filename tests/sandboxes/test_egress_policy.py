@@ -1,0 +1,141 @@
+"""Where sandboxd connects for a sandbox, decided on the resolved address, and what the proxy
+and a PUT accept: plain functions, no packet sent (IP literals resolve without DNS)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from sandboxes.errors import InvalidRequest
+from sandboxes.server.egress.endpoints import check_spec
+from sandboxes.server.egress.policy import Policy, Refused, parse_allowed
+from sandboxes.server.egress.proxy import BadRequest, parse
+
+STRICT = Policy(loopback=False, own=("127.0.0.1", 8787))
+LOOPBACK = Policy(loopback=True, own=("127.0.0.1", 8787))
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "169.254.169.254",  # the cloud's metadata service
+        "fe80::a9fe:a9fe",
+        "::ffff:169.254.169.254",
+        "fd00:ec2::254",
+        "100.100.100.200",
+        "224.0.0.251",
+        "ff02::1",
+        "0.0.0.0",
+        "0.1.2.3",
+        "::",
+        "240.0.0.1",
+        "255.255.255.255",
+    ],
+)
+def test_addresses_refused_whatever_the_settings(address: str) -> None:
+    assert STRICT.blocked_reason(address, 80)
+    assert LOOPBACK.blocked_reason(address, 80)
+
+
+def test_loopback_only_when_the_operator_allows_it_and_never_sandboxds_own_port() -> None:
+    for address in ("127.0.0.1", "127.5.5.5", "::1", "::ffff:127.0.0.1"):
+        assert "loopback" in (STRICT.blocked_reason(address, 5432) or "")
+        assert LOOPBACK.blocked_reason(address, 5432) is None
+    assert "own port" in (LOOPBACK.blocked_reason("127.0.0.1", 8787) or "")
+    assert LOOPBACK.blocked_reason("10.0.0.5", 8787) is None  # another host's 8787
+    assert STRICT.blocked_reason("10.0.0.5", 5432) is None
+    assert STRICT.blocked_reason("2001:db8::1", 5432) is None
+
+
+def test_a_name_is_resolved_and_each_address_checked_before_any_connection() -> None:
+    with pytest.raises(Refused) as refused:
+        asyncio.run(STRICT.resolve("169.254.169.254", 80))
+    assert refused.value.category == "blocked"
+    with pytest.raises(Refused) as refused:
+        asyncio.run(STRICT.resolve("localhost", 5432))
+    assert refused.value.category == "blocked"
+    assert asyncio.run(LOOPBACK.resolve("127.0.0.1", 5432)) == "127.0.0.1"
+    with pytest.raises(Refused) as refused:
+        asyncio.run(STRICT.resolve("no-such-host.invalid", 80))
+    assert refused.value.category == "dns"
+
+
+def test_the_allow_list() -> None:
+    assert parse_allowed("pypi.mirror.internal") == ("pypi.mirror.internal", None)
+    assert parse_allowed("Mirror:8080") == ("mirror", 8080)
+    assert parse_allowed("[2001:db8::1]:443") == ("2001:db8::1", 443)
+    policy = Policy.from_settings(["mirror", "api:443"], loopback=False, own=None)
+    assert policy.allow_listed("mirror", 8080) and policy.allow_listed("api", 443)
+    assert not policy.allow_listed("api", 80) and not policy.allow_listed("other", 443)
+
+
+def test_the_proxy_forwards_one_clean_request() -> None:
+    head = (
+        b"GET http://API.example.com:8080/v1/x?y=1 HTTP/1.1\r\nHost: evil\r\nProxy-Connection: keep-alive"
+        b"\r\nConnection: keep-alive, X-Drop\r\nX-Drop: 1\r\nAccept: */*"
+    )
+    request = parse(head, b"")
+    assert (request.method, request.host, request.port) == ("GET", "api.example.com", 8080)
+    assert request.head == (
+        b"GET /v1/x?y=1 HTTP/1.1\r\nHost: api.example.com:8080\r\nAccept: */*\r\nConnection: close\r\n\r\n"
+    )
+    connect = parse(b"CONNECT db.internal:443 HTTP/1.1\r\nHost: db.internal:443", b"early")
+    assert (connect.host, connect.port, connect.head, connect.rest) == ("db.internal", 443, b"", b"early")
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"GET /relative HTTP/1.1\r\nHost: x",
+        b"GET https://x/ HTTP/1.1",
+        b"GET ftp://x/ HTTP/1.1",
+        b"CONNECT x HTTP/1.1",
+        b"CONNECT x:0 HTTP/1.1",
+        b"CONNECT user@x:443 HTTP/1.1",
+        b"GET http://x/ HTTP/2",
+        b"POST http://x/ HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked",
+        b"POST http://x/ HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4",
+        b"GET http://x/ HTTP/1.1\r\nA: b\r\n folded",
+        b"GET http://x/ HTTP/1.1\r\nBad : header",
+        "GET http://x/\u00e9 HTTP/1.1".encode(),
+    ],
+)
+def test_the_proxy_refuses_what_it_does_not_take(head: bytes) -> None:
+    with pytest.raises(BadRequest):
+        parse(head, b"")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"endpoints": {}},
+        {"endpoints": [{"name": "Bad", "host": "h", "port": 1, "mode": "tcp"}]},
+        {"endpoints": [{"name": "a" * 64, "host": "h", "port": 1, "mode": "tcp"}]},
+        {"endpoints": [{"name": "a", "host": "h", "port": 0, "mode": "tcp"}]},
+        {"endpoints": [{"name": "a", "host": "h", "port": 65536, "mode": "tcp"}]},
+        {"endpoints": [{"name": "a", "host": "h", "port": True, "mode": "tcp"}]},
+        {"endpoints": [{"name": "a", "host": "h", "port": "5432", "mode": "tcp"}]},
+        {"endpoints": [{"name": "a", "host": "h k", "port": 1, "mode": "tcp"}]},
+        {"endpoints": [{"name": "a", "host": "", "port": 1, "mode": "tcp"}]},
+        {"endpoints": [{"name": "a", "host": "h", "port": 1, "mode": "udp"}]},
+        {"endpoints": [{"name": "a", "host": "h", "port": 1, "mode": "tcp"}] * 2},
+        {"endpoints": [{"name": f"e{i}", "host": "h", "port": 1, "mode": "tcp"} for i in range(33)]},
+        {"endpoints": [], "config": []},
+    ],
+)
+def test_a_put_asking_for_what_is_not_allowed_is_invalid(body: dict[str, object]) -> None:
+    with pytest.raises(InvalidRequest):
+        check_spec(body, allow_list=False)
+
+
+def test_ports_in_the_order_given_and_the_proxy_when_needed() -> None:
+    endpoints = [
+        {"name": "a", "host": "db.internal", "port": 5432, "mode": "tcp"},
+        {"name": "web", "host": "api.example.com", "port": 443, "mode": "http"},
+        {"name": "b", "host": "10.0.0.5", "port": 3306, "mode": "tcp"},
+    ]
+    spec = check_spec({"endpoints": endpoints}, allow_list=False)
+    assert spec.answer() == {"proxy": "http://127.0.0.1:17000", "ports": {"a": 17001, "b": 17002}}
+    assert check_spec({"endpoints": endpoints[:1]}, allow_list=False).proxy is None
+    assert check_spec({"endpoints": []}, allow_list=True).proxy == "http://127.0.0.1:17000"
