@@ -18,7 +18,15 @@ SOURCE_DIR = Path(__file__).resolve().parent
 READY_MARKER = "ready"
 WHEELHOUSE_MARKER = "wheelhouse.ready"
 # What a kernel reads from its template besides the virtualenv, copied in by build().
-KERNEL_FILES = ("startup.py", "offline_pip.py", "data_tables.py", "chart_facts.py")
+KERNEL_FILES = (
+    "startup.py",
+    "offline_pip.py",
+    "data_tables.py",
+    "chart_facts.py",
+    "connections.py",
+    "connection_sql.py",
+    "connection_checks.py",
+)
 # How a virtualenv is laid out (bump when build() changes what it makes): part of its fingerprint.
 VENV_LAYOUT = "2: relocatable scripts"
 # A script's first lines that run it with the python in its own folder, wherever that is seen

@@ -23,6 +23,7 @@ MAX_UNSAVED = 1000
 # A variable estimated this large is pickled alone, so that a restore need not wait for it.
 LARGE_BYTES = 16 << 20
 TRAVERSAL_BUDGET = 200_000
+NOT_KEPT_MODULE = "__sandbox_not_kept__"  # set by the template (code-interpreter/connections.py)
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # Once a load's time is up, the alarm rings again this often until the unpickling gives way (a
 # __setstate__ that catches the first one is stopped by the next).
@@ -97,7 +98,8 @@ def save(path, limit, drop_unpicklable=False):
     shell = get_ipython()  # noqa: F821 (the kernel's builtin)
     namespace = shell.user_ns
     state = {name: namespace[name] for name in _user_names(namespace, shell.user_ns_hidden)}
-    unsaved = _drop_unpicklable(state) if drop_unpicklable else {}
+    unsaved = _drop_not_kept(state)
+    unsaved.update(_drop_unpicklable(state) if drop_unpicklable else {})
     try:
         parts, eager = _dump(state, path, limit, _deferrable(state, namespace))
     except _TooLarge:
@@ -258,6 +260,27 @@ def _drop_unpicklable(state):
         except Exception as exc:
             if len(dropped) < MAX_UNSAVED:
                 dropped[name] = _describe(exc)
+            del state[name]
+    return dropped
+
+
+def _drop_not_kept(state):
+    """Remove what the kernel's own code says must never be saved (the template's connections,
+    which hold secrets) from ``state``; {name: why} of what was removed. The kernel names it
+    through sys.modules[NOT_KEPT_MODULE].reason(value) -> str | None."""
+    reason = getattr(sys.modules.get(NOT_KEPT_MODULE), "reason", None)
+    dropped = {}
+    if reason is None:
+        return dropped
+    for name in sorted(state):
+        try:
+            why = reason(state[name])
+            why = CONTROL.sub(" ", str(why))[:300] if why else None
+        except Exception:  # a hook a cell broke decides nothing
+            why = None
+        if why:
+            if len(dropped) < MAX_UNSAVED:
+                dropped[name] = why
             del state[name]
     return dropped
 

@@ -135,18 +135,35 @@ def _charts_as_facts() -> None:
     module.register(get_ipython())  # type: ignore[name-defined]  # noqa: F821
 
 
+def _connections() -> None:
+    """connection(), sql() and %%sql for the session's attached connections (connections.py),
+    importable as _analyst_connections by the worker's silent cells. No driver loads here."""
+    import os
+    import sys
+    from importlib.util import module_from_spec, spec_from_file_location
+
+    template = os.environ.get("SANDBOX_TEMPLATE", "/opt/template")
+    spec = spec_from_file_location("_analyst_connections", os.path.join(template, "connections.py"))
+    module = module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules["_analyst_connections"] = module
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    module.register(get_ipython())  # type: ignore[name-defined]  # noqa: F821
+
+
 _prepare_matplotlib()
 _prefer_interactive_plotly()
 _prepare_snapshots()
 _offline_packages()
 _tables_as_data()
 _charts_as_facts()
+_connections()
 del _prepare_matplotlib, _prefer_interactive_plotly, _prepare_snapshots, _offline_packages, _tables_as_data
-del _charts_as_facts
+del _charts_as_facts, _connections
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402, F401
 import pandas as pd  # noqa: E402
+from _analyst_connections import connection, sql  # noqa: E402, F401
 
 
 def parameter(name: str, default: object) -> object:
