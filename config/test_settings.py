@@ -17,6 +17,9 @@ if WORKER:
         os.environ["CELERY_QUEUE"] += f"-{WORKER}"
     os.environ["SANDBOXD_UID_BASE"] = str(61000 + 1100 * index)
     os.environ["SANDBOXD_UID_COUNT"] = "1100"  # three workers' ranges end below 64300
+# The key connections' secrets are sealed with, the same for the tests and every worker they start
+# (whose SECRET_KEY is their own), as a deployment's processes share theirs.
+os.environ.setdefault("ANALYST_CONNECTIONS_KEY", "dGVzdHMtb25seS1rZXktbmV2ZXItaW4tYS1kZXBsb3k=")
 # Sessions go to the sandboxd a test starts, never to the hosts a .env lists (tests/kernels/ sets
 # its own); set here, before .env is read, it reaches the workers and servers tests start too.
 os.environ["SANDBOXD_HOSTS"] = ""

@@ -2,5 +2,5 @@
 sandboxes a worker keeps connected, snapshots of kernel state, the limit on running kernels, and the
 files and variables of a live sandbox. Reaches sandboxd only through the SDK (`sandboxes`).
 
-May import: accounts, files, lib, models (and the SDK, `sandboxes`).
+May import: accounts, connections, files, lib, models (and the SDK, `sandboxes`).
 """

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from django.core.files import File
 from django.http import Http404
 
+from analyst.connections.redaction import redacted_chunks
+from analyst.connections.session_secrets import redactor_for
 from analyst.files.reports import upload_entry
 from analyst.kernels import hosts as sandbox_hosts
 from analyst.models import AnalysisSession
@@ -98,11 +100,14 @@ def download(session: AnalysisSession, path: str) -> Download:
     """The file at ``path``: from the sandbox while it runs, else an upload's stored copy.
     Http404 when neither has it, including a file that vanished since it was listed: its read
     has begun before we answer, so a 200 always has a file behind it."""
+    if any(part.startswith(".") for part in path.split("/")):
+        raise Http404("no such file")  # hidden, as in the listing: sandboxd's state, connections' databases
     name = path.rsplit("/", 1)[-1]
     content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
+    redactor = redactor_for(session)  # the session's secrets shown as «secret:NAME», as everywhere
     chunks = _open_in_sandbox(session, path)
     if chunks is not None:
-        return Download(chunks, name, content_type, None)
+        return Download(redacted_chunks(chunks, redactor), name, content_type, None)
     upload = session.files.filter(path=path).first()
     if upload is None:
         raise Http404("no such file")
@@ -111,7 +116,8 @@ def download(session: AnalysisSession, path: str) -> Download:
         stream = upload.stored.storage.open(upload.stored.name, "rb")  # opened before we answer
     except FileNotFoundError:  # deleted with its session, or by hand, since the row was read
         raise Http404("no such file") from None
-    return Download(_from_storage(stream), upload.name, content_type, size)
+    chunks = redacted_chunks(_from_storage(stream), redactor)
+    return Download(chunks, upload.name, content_type, None if redactor else size)
 
 
 def _open_in_sandbox(session: AnalysisSession, path: str) -> AsyncIterator[bytes] | None:

@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from analyst.connections import egress
 from analyst.files.reading import describe_in, is_packed
 from analyst.kernels import hosts as sandbox_hosts
 from analyst.kernels import kept_sandboxes, live_sandboxes
@@ -93,6 +94,7 @@ class SessionKernel:
                     raise
                 return self._replace(HOST_LOST, lost=self.session.sandbox_host)
             self._tell_if_resumed(self._sandbox)
+            self._open_egress(self._sandbox)
             return self._sandbox
         return self._replace("")
 
@@ -126,6 +128,7 @@ class SessionKernel:
                 try:
                     self._sandbox = kept_sandboxes.sandbox(replaced, url=sandbox_hosts.url(host))
                     self.session.sandbox_id, self.session.sandbox_host = replaced, host
+                    self._open_egress(self._sandbox)
                     return self._sandbox
                 except GONE + UNREACHED:
                     pass
@@ -183,6 +186,7 @@ class SessionKernel:
         host = sandbox_hosts.place_restore(snapshot.host, avoid=avoid)
         sandbox = kernel_snapshots.restore(self.session, snapshot, host=host)
         self._adopt(sandbox, host=host)
+        egress.drop_leftovers(self.session, sandbox)  # a snapshot's connection databases not its own
         self._put_files(self.session.files.filter(uploaded_at__gt=snapshot.created_at))
         self._remove_deleted_since(snapshot)
         unsaved = sandbox.restore_report.unsaved if sandbox.restore_report else []
@@ -220,6 +224,15 @@ class SessionKernel:
         self.session.sandbox_host = host
         self.session.save(update_fields=["sandbox_id", "sandbox_host", "updated_at"])
         self._sandbox = kept_sandboxes.keep(sandbox)
+        self._open_egress(sandbox)
+
+    def _open_egress(self, sandbox: Sandbox) -> None:
+        """Let the sandbox out to the session's connections (a notice when it cannot be)."""
+        try:
+            egress.apply(self.session, sandbox)
+        except SandboxError as exc:
+            log.warning("session %s: egress not opened: %s", self.session.id, exc)
+            self.notice(f"The session's connections cannot be reached from this kernel ({exc.message}).")
 
     def _put_files(self, data_files: Any) -> None:
         """Uploads the sandbox lacks, from our copies; a zip is unpacked again. Only those in the

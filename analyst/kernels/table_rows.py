@@ -15,6 +15,8 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from analyst.connections.redaction import redacted_chunks
+from analyst.connections.session_secrets import redactor_for
 from analyst.kernels import hosts as sandbox_hosts
 from analyst.kernels.printable import printable
 from analyst.kernels.session_files import live_sandbox
@@ -82,12 +84,13 @@ def page(session: AnalysisSession, query: Query, *, offset: int, limit: int) -> 
         with _translated(query):
             found = sandbox.default_context.rows(query.name, offset=offset, limit=limit, **query.options())
     columns = [{"name": _name(c.get("name")), "type": printable(c.get("type"), 20)} for c in found.columns]
+    rows = [[_cell(value) for value in row[: len(columns)]] for row in found.rows[:MAX_LIMIT]]
     return {
         "total_rows": _count(found.total_rows),
         "all_rows": _count(found.all_rows),
         "offset": _count(found.offset),
         "columns": columns,
-        "rows": [[_cell(value) for value in row[: len(columns)]] for row in found.rows[:MAX_LIMIT]],
+        "rows": redactor_for(session).value(rows),  # a secret in a cell shows as «secret:NAME»
     }
 
 
@@ -98,6 +101,7 @@ def csv_chunks(session: AnalysisSession, query: Query, *, max_bytes: int) -> Asy
         raise NoKernel("the session's sandbox is not running")
     if turn_running(session):
         raise KernelBusy("a turn is running; the table can be downloaded once it ends")
+    redactor = redactor_for(session)
     try:
         sandbox = Sandbox.connect(session.sandbox_id, url=sandbox_hosts.url(session.sandbox_host))
     except SandboxError:
@@ -111,7 +115,7 @@ def csv_chunks(session: AnalysisSession, query: Query, *, max_bytes: int) -> Asy
     except BaseException:
         sandbox.close()
         raise
-    return _rest(sandbox, stream, first)
+    return redacted_chunks(_rest(sandbox, stream, first), redactor)
 
 
 async def _rest(sandbox: Sandbox, stream: Iterator[bytes], first: bytes) -> AsyncIterator[bytes]:

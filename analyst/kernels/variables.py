@@ -13,6 +13,7 @@ from typing import Any
 
 from django.utils.html import escape
 
+from analyst.connections.session_secrets import redactor_for
 from analyst.kernels.printable import printable
 from analyst.kernels.session_files import live_sandbox
 from analyst.models import AnalysisSession, Turn
@@ -98,8 +99,10 @@ def preview(session: AnalysisSession, name: str) -> dict[str, Any]:
         "total_rows": total_rows,
         "variable": {"name": name},
     }
+    redactor = redactor_for(session)
+    resource, html = redactor.value(resource), redactor.text(_html(names, rows))
     return {
-        "data": {DATARESOURCE: resource, "text/html": _html(names, rows)},
+        "data": {DATARESOURCE: resource, "text/html": html},
         "total_rows": total_rows,
         "total_columns": _count(table.total_columns) or 0,
     }

@@ -5,6 +5,6 @@ limits as the page), ``following`` waits for a turn's events, ``content`` turns 
 results, ``server`` declares the tools with the official SDK, ``http`` serves them at /mcp and
 the ``mcp`` management command over stdio.
 
-May import: api and accounts, dispatch, files, kernels, lib, models, ops, realtime, runs, sessions,
-trust, turns, uploads.
+May import: api and accounts, connections, dispatch, files, kernels, lib, models, ops, realtime, runs,
+sessions, trust, turns, uploads.
 """

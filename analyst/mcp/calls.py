@@ -18,9 +18,11 @@ from django.http import Http404
 
 from analyst.accounts import limits as user_limits
 from analyst.accounts import usage
+from analyst.connections import registry
+from analyst.connections.kinds import BadConnection
 from analyst.files import reports as file_reports
 from analyst.files.artifacts import StorageFull
-from analyst.kernels import session_files
+from analyst.kernels import session_connections, session_files
 from analyst.lib.sizes import human_size
 from analyst.models import AnalysisSession, Artifact, DataFile, Event, Run, Turn
 from analyst.runs import runs
@@ -74,8 +76,20 @@ def session_entry(session: AnalysisSession, base_url: str) -> dict[str, Any]:
     }
 
 
-def create_session(who: Who, title: str | None) -> dict[str, Any]:
-    return session_entry(sessions.do_create(owner=who.user, model=None, title=title), who.base_url)
+def create_session(who: Who, title: str | None, connections: list[str] | None = None) -> dict[str, Any]:
+    """A new session of the caller's, using their ``connections`` (by name; none made when one is
+    not theirs)."""
+    try:
+        chosen = [registry.get_named(who.user, name) for name in dict.fromkeys(connections or [])]
+    except Http404 as exc:
+        raise Refused(str(exc)) from None
+    session = sessions.do_create(owner=who.user, model=None, title=title)
+    for connection in chosen:
+        try:
+            session_connections.attach(session, connection)
+        except BadConnection as exc:
+            raise Refused(str(exc)) from None
+    return session_entry(session, who.base_url)
 
 
 def list_sessions(who: Who) -> list[dict[str, Any]]:

@@ -25,7 +25,8 @@ PLACE_TIMEOUT = 120.0  # how long upload_file waits for the sandbox to read the 
 
 INSTRUCTIONS = (
     "Each session is a persistent, isolated Python kernel with pandas, numpy, matplotlib, duckdb"
-    " and polars, and no network. Create one (or list yours), upload data files into it (they land"
+    " and polars, and no network but your connections (databases, stores, APIs) given to create_session."
+    " Create one (or list yours), upload data files into it (they land"
     " under data/), run Python with run_python (variables persist between calls; charts come back"
     " as images), or ask the session's analyst a question with ask. The session's owner can watch"
     " every call live at the session's url."
@@ -78,11 +79,17 @@ def build(caller: Caller) -> MCPServer:
 
     @server.tool()
     async def create_session(
-        ctx: Context, title: Annotated[str | None, Field(description="A title for the session.")] = None
+        ctx: Context,
+        title: Annotated[str | None, Field(description="A title for the session.")] = None,
+        connections: Annotated[
+            list[str] | None,
+            Field(description="Names of your connections (databases, stores, APIs) its kernel may use."),
+        ] = None,
     ) -> SessionInfo:
         """Create an analysis session: a fresh, isolated Python kernel. Returns its id and the url
-        where its owner watches it live."""
-        return SessionInfo(**await as_caller(ctx, calls.create_session, title))
+        where its owner watches it live. With ``connections``, its kernel reaches those with
+        sql(name, query) and connection(name)."""
+        return SessionInfo(**await as_caller(ctx, calls.create_session, title, connections))
 
     @server.tool()
     async def list_sessions(ctx: Context) -> SessionList:

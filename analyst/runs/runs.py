@@ -20,6 +20,7 @@ from django.db.models import QuerySet
 from django.http import Http404
 from django.utils import timezone
 
+from analyst.connections.attachments import copy_attachments
 from analyst.models import AnalysisSession, DataFile, Event, Run, Schedule, Turn
 from analyst.runs import parameters
 from analyst.sessions import forks, replays
@@ -72,6 +73,7 @@ def do_start(
         target = AnalysisSession.objects.create(
             owner=user, title=title, model=source.model, **forks.kept_settings(source)
         )
+        copy_attachments(source, target)
         swapped = {original.id for original, _ in swaps}
         for data_file in source.files.exclude(id__in=swapped):
             forks.copy_file(data_file, target)

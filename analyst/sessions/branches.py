@@ -16,6 +16,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Q
 
+from analyst.connections.attachments import copy_attachments
 from analyst.kernels import snapshots as kernel_snapshots
 from analyst.models import AnalysisSession, Event, Turn
 from analyst.realtime import events
@@ -80,6 +81,7 @@ def do_branch(
             branched_at=question.seq,
             **forks.kept_settings(source),
         )
+        copy_attachments(source, branch)
         earlier = Q(turn__isnull=True) | Q(turn_id__lt=turn.id)  # a fork's own copied messages have none
         forks.copy_log(
             source,

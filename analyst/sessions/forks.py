@@ -14,6 +14,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import QuerySet
 
+from analyst.connections.attachments import copy_attachments, uses_secrets
 from analyst.kernels import snapshots as kernel_snapshots
 from analyst.models import AnalysisSession, Artifact, DataFile, Event, KernelSnapshot, Message
 from analyst.realtime import events
@@ -31,6 +32,11 @@ TRANSCRIPT_ONLY = (
 FILES_ONLY = (
     "Forked from “{title}”, with its files. Its share link does not include the kernel's variables,"
     " so this fork starts from a fresh kernel: earlier variables are gone."
+)
+KEPT_WITH_ITS_SECRETS = (
+    "Forked from “{title}”, with its files. It uses connections or secrets, which stay with its"
+    " owner, so this fork starts from a fresh kernel: the kernel's variables, which may hold what"
+    " came through them, are not copied."
 )
 SOMEONE_ELSES_STATE = (
     "The kernel's variables in this fork come from someone else's session. They are pickled Python"
@@ -59,6 +65,10 @@ def do_fork(
 def _do_fork(
     source: AnalysisSession, owner: AbstractBaseUser, *, files: bool, kernel_state: bool
 ) -> AnalysisSession:
+    # Someone else's fork of a session with connections or secret variables: not its variables,
+    # which may hold a secret the code copied into one (the fork could not even hide it).
+    secret_bound = kernel_state and source.owner_id != owner.pk and uses_secrets(source)
+    kernel_state = kernel_state and not secret_bound
     fork = AnalysisSession.objects.create(
         owner=owner,
         title=f"{source.title} (fork)"[:200],
@@ -66,12 +76,15 @@ def _do_fork(
         next_seq=source.next_seq,
         **kept_settings(source),
     )
+    copy_attachments(source, fork)  # one's own fork keeps its connections; someone else's, none
     copy_log(source, fork, source.events.all(), source.messages.all(), source.artifacts.all())
     if files:
         copy_files(source, fork)
     snapshot = kernel_snapshots.latest(source) if kernel_state else None
     if not files:
         text = TRANSCRIPT_ONLY.format(title=source.title)
+    elif secret_bound:
+        text = KEPT_WITH_ITS_SECRETS.format(title=source.title)
     elif not kernel_state:
         text = FILES_ONLY.format(title=source.title)
     elif snapshot is None:

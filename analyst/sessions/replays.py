@@ -25,6 +25,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.http import Http404
 
+from analyst.connections.attachments import copy_attachments
 from analyst.files.reports import FORMAT_NAMES
 from analyst.models import AnalysisSession, DataFile, Turn
 from analyst.realtime import events
@@ -155,6 +156,7 @@ def do_rerun(*, rerun: Rerun, user: AbstractBaseUser) -> tuple[AnalysisSession, 
         target = AnalysisSession.objects.create(
             owner=user, title=title, model=source.model, **forks.kept_settings(source)
         )
+        copy_attachments(source, target)
         for data_file in source.files.exclude(id__in=[original.id, new.id]):
             forks.copy_file(data_file, target)
         placed = forks.copy_file(

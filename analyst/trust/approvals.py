@@ -100,30 +100,38 @@ def reasons_to_wait(session_id: object, code: str) -> list[str] | None:
 
 
 def await_decision(
-    *, turn: Turn, tool_call_id: str, code: str, check: Callable[[], None], poll: float = POLL_SECONDS
+    *,
+    turn: Turn,
+    tool_call_id: str,
+    code: str,
+    check: Callable[[], None],
+    shown_code: str | None = None,
+    poll: float = POLL_SECONDS,
 ) -> Decision:
     """In the worker, before the model's cell runs: at once when the session lets it run, else
-    after the owner's decision, stored meanwhile as a ``cell_pending`` event. ``check`` raises
-    to stop the wait (the turn was stopped); ApprovalExpired when nobody decided in time."""
+    after the owner's decision, stored meanwhile as a ``cell_pending`` event showing
+    ``shown_code`` (the code with the session's secrets hidden; ``code`` by default). ``check``
+    raises to stop the wait (the turn was stopped); ApprovalExpired when nobody decided in time."""
     why = reasons_to_wait(turn.session_id, code)
     if why is None:
         return Decision(run=True, code=code)
     wait, limited_by_turn = _wait_seconds(turn)
     expires = timezone.now() + timezone.timedelta(seconds=wait)
-    payload = {"tool_call_id": tool_call_id, "code": code, "why": why, "expires_at": expires.isoformat()}
+    shown = code if shown_code is None else shown_code
+    payload = {"tool_call_id": tool_call_id, "code": shown, "why": why, "expires_at": expires.isoformat()}
     pending = events.append(turn.session_id, "cell_pending", payload, turn=turn)
     deadline = time.monotonic() + wait
     while True:
         check()
         decided = _decision_of(pending)
         if decided is not None:
-            return _as_decision(decided.payload, code)
+            return _as_decision(decided.payload, code, shown)
         if time.monotonic() >= deadline:
             with contextlib.suppress(AlreadyDecided):
                 _decide(pending, {"decision": EXPIRED})
             decided = _decision_of(pending)
             if decided is not None and decided.payload.get("decision") != EXPIRED:
-                return _as_decision(decided.payload, code)  # the owner decided just now: that stands
+                return _as_decision(decided.payload, code, shown)  # the owner decided just now: that stands
             raise ApprovalExpired(_expired_message(wait, limited_by_turn))
         time.sleep(poll)
 
@@ -220,11 +228,12 @@ def _decision_of(pending: Event) -> Event | None:
     ).first()
 
 
-def _as_decision(payload: dict[str, object], code: str) -> Decision:
+def _as_decision(payload: dict[str, object], code: str, shown: str) -> Decision:
+    """``shown``: the code as the owner saw it; sent back unchanged, the code itself runs."""
     if payload.get("decision") != RUN:
         return Decision(run=False, code=code, reason=str(payload.get("reason") or ""))
     edited = payload.get("code")
-    if isinstance(edited, str) and edited != code:
+    if isinstance(edited, str) and edited not in (code, shown):
         return Decision(run=True, code=edited, edited=True)
     return Decision(run=True, code=code)
 

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from analyst.accounts import limits as user_limits
 from analyst.accounts import usage
+from analyst.connections.session_secrets import redactor_for
 from analyst.files.artifacts import StorageFull
 from analyst.kernels.session_kernel import interrupt_cell
 from analyst.models import AnalysisSession, Turn
@@ -76,6 +77,7 @@ def do_start_turn(
     if len(text) > limit and kind != Turn.Kind.REPLAY:  # a replay's cells each ran once already
         what = "question" if kind == Turn.Kind.CHAT else "cell"
         raise InputTooLong(f"the {what} is {len(text):,} characters long; at most {limit:,} are accepted")
+    shown = redactor_for(session).text(text)  # what the log keeps: a secret typed in, as «secret:NAME»
     with transaction.atomic():
         AnalysisSession.objects.select_for_update().filter(id=session.id).first()
         check_can_start(session, kind=kind)
@@ -92,10 +94,10 @@ def do_start_turn(
         transaction.on_commit(lambda: setattr(turn, "enqueued", turn_queue.enqueue(turn.id)))
         if kind == Turn.Kind.CHAT:
             again = {} if regenerates is None else {"regenerates": regenerates.id}
-            titled = titles.do_name_after_question(session, text)  # the page shows the new name
+            titled = titles.do_name_after_question(session, shown)  # the page shows the new name
             named = {"session_title": titled} if titled else {}
             events.append(
-                session.id, "user_message", {"text": text, **(via or {}), **again, **named}, turn=turn
+                session.id, "user_message", {"text": shown, **(via or {}), **again, **named}, turn=turn
             )
         elif kind == Turn.Kind.RESTART:
             events.append(
@@ -106,7 +108,7 @@ def do_start_turn(
             events.append(session.id, "notice", {"text": announce, "code": "replay_queued"}, turn=turn)
         else:
             edit = {} if edited_from is None else {"edited_from": edited_from}
-            events.append(session.id, "cell", {"code": text, **(via or {}), **edit}, turn=turn)
+            events.append(session.id, "cell", {"code": shown, **(via or {}), **edit}, turn=turn)
     return turn
 
 

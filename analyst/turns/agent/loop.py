@@ -11,6 +11,7 @@ from django.conf import settings
 
 from analyst.accounts import limits as user_limits
 from analyst.accounts import usage
+from analyst.connections.session_secrets import redactor_for
 from analyst.files.artifacts import store_bundle
 from analyst.kernels import snapshots as kernel_snapshots
 from analyst.kernels.session_kernel import SessionKernel, interrupt_cell
@@ -36,7 +37,8 @@ from analyst.turns.agent.providers import (
     ToolCallPart,
     ToolResultPart,
 )
-from analyst.turns.agent.tools import RUN_PYTHON, execution_text, tool_result
+from analyst.turns.agent.secret_view import without_secrets
+from analyst.turns.agent.tools import RUN_PYTHON, execution_text, run_python_for, tool_result
 from analyst.turns.agent.watched_stream import watched
 from analyst.uploads import placements
 from sandboxes import Execution, Result
@@ -65,9 +67,10 @@ class TurnRunner:
         self.providers = providers
         self.kernel = SessionKernel(self.session, emit=self.emit)
         self.in_cell = False  # a cell of this turn runs (what Stop heard by the lease interrupts)
+        self.redactor = redactor_for(self.session)  # every secret shown as «secret:NAME», once a turn
 
     def emit(self, type: str, payload: dict[str, Any]) -> None:
-        events.append(self.session.id, type, payload, turn=self.turn)
+        events.append(self.session.id, type, self.redactor.value(payload), turn=self.turn)
 
     def check_cancelled(self) -> None:
         """Raise TurnCancelled once the user asked to stop."""
@@ -193,17 +196,19 @@ class TurnRunner:
         """Stream one model answer: text deltas coalesced into events, tool calls collected,
         its token counts recorded."""
         text, pending, calls = [], [], []
+        deltas = self.redactor.stream()  # a secret the model writes across two deltas
         finished = Finished("")
         last_flush = time.monotonic()
         policy = privacy.policy_for(self.session)  # as of this request, whatever earlier ones saw
         system = policy.redact(system_prompt(self.session))[0]
+        tool = run_python_for(self.session)
 
         def produce(put: Callable[[StreamEvent | Retrying], None]) -> None:
             stream = provider.stream(
                 model=model,
                 system=system,
-                messages=as_model_reads(messages, policy),
-                tools=[RUN_PYTHON],
+                messages=without_secrets(as_model_reads(messages, policy), self.redactor),
+                tools=[tool],
                 max_tokens=settings.ANALYST_MAX_TOKENS,
                 on_retry=put,
             )
@@ -220,7 +225,7 @@ class TurnRunner:
                     text.append(item.text)
                     pending.append(item.text)
                     if time.monotonic() - last_flush >= settings.ANALYST_DELTA_INTERVAL:
-                        self.emit("assistant_delta", {"text": "".join(pending)})
+                        self.emit("assistant_delta", {"text": deltas.feed("".join(pending))})
                         pending, last_flush = [], time.monotonic()
                         self.check_cancelled()
                 elif isinstance(item, ToolCall):
@@ -233,8 +238,8 @@ class TurnRunner:
                         input_tokens=item.input_tokens,
                         output_tokens=item.output_tokens,
                     )
-        if pending:
-            self.emit("assistant_delta", {"text": "".join(pending)})
+        if rest := deltas.feed("".join(pending)) + (deltas.end() or ""):
+            self.emit("assistant_delta", {"text": rest})
         return "".join(text), calls, finished
 
     def emit_retry(self, retrying: Retrying) -> None:
@@ -255,7 +260,11 @@ class TurnRunner:
         code = str((call.arguments or {})["code"])
         # A session that approves cells: this one may wait for its owner's Run, edit or Reject.
         decision = approvals.await_decision(
-            turn=self.turn, tool_call_id=call.id, code=code, check=self.check_cancelled
+            turn=self.turn,
+            tool_call_id=call.id,
+            code=code,
+            shown_code=self.redactor.text(code),
+            check=self.check_cancelled,
         )
         if not decision.run:
             return ToolResultPart(call.id, [TextPart(decision.note)], is_error=True)
@@ -299,20 +308,30 @@ class TurnRunner:
         def on_result(result: Result) -> None:
             if budget.spent:  # not stored: store no artifact for it either
                 return
-            payload = store_bundle(self.session, result.bundle, no_room=self.no_room)
+            payload = store_bundle(self.session, self.redactor.value(result.bundle), no_room=self.no_room)
             emit_output("result", {**payload, "is_main_result": result.is_main_result, **tag})
 
         started = time.monotonic()
         self.in_cell = True
+        streams = {"stdout": self.redactor.stream(), "stderr": self.redactor.stream()}  # a secret cut in two
+
+        def emit_stream(type: str, text: str) -> None:
+            if text := streams[type].feed(text):
+                emit_output(type, {"text": text, **tag})
+
         try:
             execution = self.kernel.run(
                 code,
-                on_stdout=lambda text: emit_output("stdout", {"text": text, **tag}),
-                on_stderr=lambda text: emit_output("stderr", {"text": text, **tag}),
+                on_stdout=lambda text: emit_stream("stdout", text),
+                on_stderr=lambda text: emit_stream("stderr", text),
                 on_result=on_result,
             )
         finally:
             self.in_cell = False
+        for type, stream in streams.items():  # the tail each held back: a secret's start, or not
+            if rest := stream.end():
+                emit_output(type, {"text": rest, **tag})
+        execution = self.redactor.value(execution)
         metrics.observe("cell_seconds", time.monotonic() - started)
         if execution.error is not None:
             error = execution.error

@@ -1,8 +1,9 @@
 """The system prompt: who the model is, which files the session holds (with their data dictionaries),
-and the instructions its owner saved."""
+the connections it uses, and the instructions its owner saved."""
 
 from __future__ import annotations
 
+from analyst.connections import describe as connections_told
 from analyst.models import AnalysisSession, DataFile, Event
 from analyst.trust import dictionary, instructions, privacy
 
@@ -32,6 +33,7 @@ def system_prompt(session: AnalysisSession) -> str:
     removed = removed_paths(session, {f.path for f in files})
     if removed:
         text += "\n\nDeleted by the user, no longer in the working folder: " + ", ".join(removed) + "."
+    text += connections_told.told(session)
     return text + instructions.told(session) + privacy.told(session)
 
 

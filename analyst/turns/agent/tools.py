@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+from analyst.connections import describe as connections_told
 from analyst.files.artifacts import decoded_image, not_an_image_notice
+from analyst.models import AnalysisSession
 from analyst.trust.charts import describe_results
 from analyst.turns.agent.providers import ImagePart, TextPart, ToolResultPart, ToolSpec
 from sandboxes import Execution, Result
@@ -24,6 +28,12 @@ RUN_PYTHON = ToolSpec(
     },
 )
 TRACEBACK_LIMIT = 20_000
+
+
+def run_python_for(session: AnalysisSession) -> ToolSpec:
+    """run_python as this session's model sees it: naming its connections when it has some."""
+    note = connections_told.tool_note(session)
+    return dataclasses.replace(RUN_PYTHON, description=RUN_PYTHON.description + note) if note else RUN_PYTHON
 
 
 def truncate(text: str, limit: int) -> str:
