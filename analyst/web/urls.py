@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from analyst.web import accounts, instructions, published, tokens, views
+from analyst.web import accounts, connections, instructions, published, tokens, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -19,6 +19,7 @@ urlpatterns = [
     path("sessions/<uuid:session_id>/share", views.share_create, name="share_create"),
     path("sessions/<uuid:session_id>/share/<int:link_id>/revoke", views.share_revoke, name="share_revoke"),
     path("settings/instructions/", instructions.instructions_page, name="instructions"),
+    path("connections/", connections.connections_page, name="connections"),
     path("settings/tokens/", tokens.token_list, name="api_tokens"),
     path("settings/tokens/<int:token_id>/revoke", tokens.token_revoke, name="api_token_revoke"),
     path("s/<str:token>/", views.shared_page, name="shared"),

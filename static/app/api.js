@@ -55,9 +55,9 @@ export class Api {
 
   /**
    * POST one file as multipart field "file". XMLHttpRequest rather than fetch because only it
-   * reports upload progress: onProgress(fraction 0..1).
+   * reports upload progress: onProgress(fraction 0..1). ``fields``: other form fields sent with it.
    */
-  upload(url, file, onProgress) {
+  upload(url, file, onProgress, fields = {}) {
     return new Promise((resolve, reject) => {
       const xhr = new XMLHttpRequest();
       xhr.open("POST", url);
@@ -71,6 +71,7 @@ export class Api {
           : reject(errorFrom(xhr.status, xhr.response));
       xhr.onerror = () => reject(new ApiError(0, "network", UNREACHABLE));
       const form = new FormData();
+      for (const [name, value] of Object.entries(fields)) form.append(name, value);
       form.append("file", file);
       xhr.send(form);
     });

@@ -16,9 +16,10 @@ const MODES = {
 };
 
 export class Composer {
-  /** files: the files panel, whose uploads still being sent a question waits for (or null). */
-  constructor({ api, apiBase, models, model, unavailable, turns, files = null }) {
-    Object.assign(this, { api, apiBase, turns, files });
+  /** files: the files panel, whose uploads still being sent a question waits for (or null).
+   * cellLanguage: the code cell's Python/SQL switch (static/app/sql_cell.js), or null. */
+  constructor({ api, apiBase, models, model, unavailable, turns, files = null, cellLanguage = null }) {
+    Object.assign(this, { api, apiBase, turns, files, cellLanguage });
     this.sending = false;
     this.unavailable = unavailable; // why the session's model cannot answer here; "" when it can
 
@@ -85,6 +86,7 @@ export class Composer {
         "div",
         { class: "composer-bar" },
         this.toggle,
+        ...(cellLanguage ? [cellLanguage.element] : []),
         this.picker,
         this.hint,
         el("span", { class: "spacer" }),
@@ -196,7 +198,7 @@ export class Composer {
   edit(code, seq) {
     this.stopEditing(false);
     this.setMode("code");
-    this.current.value = code;
+    this.current.value = this.cellLanguage ? this.cellLanguage.load(code) : code;
     this.editing = seq;
     this.showEditing("Editing a cell: it runs as a new cell in the same kernel, and the original stays.");
   }
@@ -264,7 +266,8 @@ export class Composer {
     try {
       await this.waitForUploads();
       if (!code && this.editingQuestion != null) return await this.branch(text, emptyKernel);
-      const body = code ? { code: text, ...(this.editing != null && { edited_from: this.editing }) } : { content: text };
+      const source = code && this.cellLanguage ? this.cellLanguage.wrap(text) : text;
+      const body = code ? { code: source, ...(this.editing != null && { edited_from: this.editing }) } : { content: text };
       const answer = await this.api.post(`${this.apiBase}/${code ? "cells" : "messages"}`, body);
       if (input.value === text) input.value = ""; // keep what was typed meanwhile
       if (code) this.stopEditing(false);

@@ -18,6 +18,9 @@ import { RunsPanel } from "./runs.js";
 import { FOLD_LINES } from "./render.js";
 import { followBottom } from "./scroll.js";
 import { StatusBar } from "./status.js";
+import { SessionConnections } from "./session_connections.js";
+import { SessionSecrets } from "./session_secrets.js";
+import { CellLanguage } from "./sql_cell.js";
 import { SessionTitle } from "./title.js";
 import { Transcript } from "./transcript.js";
 import { Turns } from "./turns.js";
@@ -63,8 +66,10 @@ const files = config.filesUrl
 
 const dock = el("div", { class: "dock" }, status.element);
 let composer = null;
+const cellLanguage = owner ? new CellLanguage() : null;
 if (owner) {
   composer = new Composer({
+    cellLanguage,
     api,
     apiBase: config.apiBase,
     models: parseList(config.models),
@@ -128,8 +133,18 @@ if (owner) {
   // In the sidebar, before sharing (the page's own section for it is drawn by the server).
   const tools = document.getElementById("session-tools");
   const shares = tools?.querySelector(".shares");
-  if (shares) shares.before(privacy.element, approval.element);
-  else tools?.append(privacy.element, approval.element);
+  // The session's connections and secrets: what its SQL cells may name.
+  const connections = new SessionConnections({
+    api,
+    apiBase: config.apiBase,
+    onChange: (attached) => cellLanguage.setConnections(attached),
+  });
+  const secrets = new SessionSecrets({ api, apiBase: config.apiBase });
+  connections.element.append(secrets.element);
+  connections.refresh();
+  secrets.refresh();
+  if (shares) shares.before(connections.element, privacy.element, approval.element);
+  else tools?.append(connections.element, privacy.element, approval.element);
   // Beside them, and hidden with them while one of their questions is asked.
   if (rerun) controls.buttons.append(rerun.opener);
   variables = new VariablesPanel({

@@ -8,6 +8,7 @@ import { tableShape } from "./format.js";
 import { foldTallOutput } from "./output_fold.js";
 import { appendStream, outputText, renderCellError, renderProblem, renderResult } from "./render.js";
 import { highlighted, markdownFragment } from "./sanitize.js";
+import { sqlCellLabel, sqlCellOf } from "./sql_cell.js";
 import { turnUsageText } from "./usage.js";
 
 // A cell has finished when one of these follows it (cell_done says so; the others are for a
@@ -296,11 +297,13 @@ export class Transcript {
     section.dataset.author = author;
     section.dataset.state = "running";
     const lines = code.split("\n").length;
-    const codeBox = el("code", { class: "hljs language-python", text: code });
+    const sql = sqlCellOf(code); // a SQL cell (%%sql): named and coloured so
+    const language = sql ? "sql" : "python";
+    const codeBox = el("code", { class: `hljs language-${language}`, text: code });
     let coloured = false;
     const highlight = () => {
       if (coloured) return;
-      codeBox.replaceChildren(highlighted(code));
+      codeBox.replaceChildren(highlighted(code, language));
       coloured = true;
     };
     if (author !== "assistant") highlight(); // a folded cell's code is coloured when first shown
@@ -319,7 +322,7 @@ export class Transcript {
     const header = el(
       "header",
       { class: "cell-header" },
-      el("span", { class: "cell-language", text: "Python" }),
+      el("span", { class: "cell-language", testid: "cell-language", text: sql ? sqlCellLabel(sql) : "Python" }),
       el("span", {
         class: "cell-author",
         testid: "cell-author",
