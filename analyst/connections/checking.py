@@ -24,7 +24,18 @@ MAX_TABLES = 200
 MAX_COLUMNS = 100
 MAX_TEXT = 200
 MAX_MESSAGE = 500
-CATEGORIES = {"dns", "refused", "timeout", "blocked", "unreachable", "auth", "tls", "not_found", "other"}
+CATEGORIES = {
+    "dns",
+    "refused",
+    "timeout",
+    "blocked",
+    "unreachable",
+    "auth",
+    "tls",
+    "not_found",
+    "unavailable",
+    "other",
+}
 CELL = "import _analyst_connections, json\nprint(json.dumps(_analyst_connections.check({name!r})))\n"
 
 

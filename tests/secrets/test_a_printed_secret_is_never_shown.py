@@ -16,6 +16,7 @@ from analyst.models import ShareLink
 from analyst.realtime import events
 from tests.fakes.model_server import anthropic_text, anthropic_tool_call
 from tests.integration.conftest import wait_for
+from tests.integration.test_cell_approval import approving, decide
 from tests.integration.test_resume_and_fork import run_cell
 from tests.printed import printed
 
@@ -144,8 +145,6 @@ def test_the_secret_reaches_the_kernels_environment_and_no_output(stack, api, wi
 def test_a_cell_waiting_for_approval_shows_the_name_and_runs_the_value(stack, api, with_secret):
     """The owner approving a model's cell sees «secret:API_TOKEN» in its code; sent back as shown,
     it is the model's own code that runs (the value's length printed, not the placeholder's)."""
-    from tests.integration.test_cell_approval import approving, decide
-
     session = approving(with_secret)
     code = f"print(len('{VALUE}'))"
     stack.script(

@@ -1,6 +1,8 @@
 """Through the whole stack against a real Postgres: Test finds the schema of a good connection and
 says in words why a closed port fails; attached, the session's model is told its tables, and a
-cell the model writes reads it with sql() and gets the count; the password is in no event."""
+cell the model writes reads it with sql() and gets the count; the password is in no event, and a
+cell that digs it out and prints it shows «secret:warehouse» in the log, to the model, in the
+exports and through a share link."""
 
 from __future__ import annotations
 
@@ -8,8 +10,9 @@ import json
 import socket
 
 import pytest
+from django.test import Client
 
-from analyst.models import Connection
+from analyst.models import Connection, ShareLink
 from tests.fakes.model_server import anthropic_text, anthropic_tool_call
 from tests.integration.conftest import wait_for
 from tests.servers.database import ORDER_ROWS
@@ -91,3 +94,32 @@ def test_a_turn_counts_the_rows_of_an_attached_database(stack, api, session, pos
     assert f"rows: {ORDER_ROWS}" in json.dumps(second["messages"][-1])
     assert postgres.password not in json.dumps(stored)
     assert postgres.password not in json.dumps([r.json for r in stack.requests])
+
+
+DIG_OUT = """\
+import json
+config = json.load(open('/run/kernel/egress.json'))['config']
+password = config['connections']['warehouse']['secret']
+print('password:', password)
+"""
+
+
+def test_a_printed_password_shows_as_the_connections_name_everywhere(stack, api, session, postgres):
+    assert post_json(api, "/api/connections", warehouse(postgres)).status_code == 201
+    assert post_json(api, f"/api/sessions/{session.id}/connections", {"name": "warehouse"}).status_code == 201
+    stack.script(anthropic_tool_call("run_python", {"code": DIG_OUT}), anthropic_text("Done."))
+    assert post_json(api, f"/api/sessions/{session.id}/messages", {"content": "Go"}).status_code == 202
+    stored = wait_for(session)
+
+    printed = "".join(e["payload"]["text"] for e in stored if e["type"] == "stdout")
+    assert printed == "password: «secret:warehouse»\n"
+    assert postgres.password not in json.dumps(stored)
+    told = json.dumps(stack.requests[-1].json, ensure_ascii=False)
+    assert "password: «secret:warehouse»" in told and postgres.password not in told
+    for format in ("ipynb", "html"):
+        exported = api.get(f"/api/sessions/{session.id}/export", {"format": format})
+        body = b"".join(exported.streaming_content if exported.streaming else [exported.content]).decode()
+        assert "secret:warehouse" in body and postgres.password not in body, format
+    link = ShareLink.objects.create(session=session)
+    shared = Client().get(f"/api/shared/{link.token}/events").content.decode()
+    assert "secret:warehouse" in shared and postgres.password not in shared
