@@ -144,7 +144,7 @@ def idle_session_memory(server: SandboxdProcess, kw: dict) -> tuple[dict[str, fl
 
 
 def bare_python_memory() -> dict[str, float]:
-    python = ROOT / "var" / "templates" / "code-interpreter" / "venv" / "bin" / "python"
+    python = harness.template_python()
     code = "import numpy, pandas, IPython, ipykernel, sys; print('ready', flush=True); sys.stdin.read()"
     process = subprocess.Popen([str(python), "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:

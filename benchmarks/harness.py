@@ -34,6 +34,11 @@ def sandboxd(folder: Path, settings: dict[str, str], *, root: Path = ROOT) -> It
         server.stop()
 
 
+def template_python(name: str = "code-interpreter") -> str:
+    """The built template's own Python (make setup builds it under var/templates)."""
+    return str(ROOT / "var" / "templates" / name / "venv" / "bin" / "python")
+
+
 def load_average() -> str:
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
 

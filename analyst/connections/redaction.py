@@ -22,6 +22,8 @@ from functools import cached_property
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote, quote_plus
 
+from analyst.lib.word_trie import word_trie
+
 PLACEHOLDER = "«secret:{name}»"
 # A value shorter than this is not redacted: a secret of 1-3 characters would be "found" in
 # nearly every output (in numbers, words, base64 images), garbling them and hiding nothing, as
@@ -67,12 +69,6 @@ def _trie_pattern(words: Iterable[str], *, partial: bool) -> str:
     """One regex matching any of ``words``, the longest where several start at one place; or,
     ``partial``, a prefix of one of them that ends the text (empty at the text's end). Built as a
     trie, so a match costs about the length of the text, not the number of words."""
-    trie: dict[str, Any] = {}
-    for word in words:
-        node = trie
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}  # a word ends here
 
     def build(node: dict[str, Any]) -> str:
         branches = [re.escape(char) + build(child) for char, child in node.items() if char]
@@ -83,7 +79,7 @@ def _trie_pattern(words: Iterable[str], *, partial: bool) -> str:
         body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
         return f"(?:{body})?" if "" in node and not partial else body
 
-    return build(trie)
+    return build(word_trie(words))
 
 
 class _Matcher(Generic[S]):

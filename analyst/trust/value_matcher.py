@@ -11,6 +11,8 @@ from collections import Counter
 from collections.abc import Mapping
 from functools import lru_cache
 
+from analyst.lib.word_trie import word_trie
+
 MIN_CHARS = 3  # shorter values would match all over any text
 # pandas prints a longer text cut to its first COLUMN_WIDTH - 3 characters and "..." (its
 # display.max_colwidth, 50 unless the code changes it): the cut form is found too.
@@ -53,13 +55,7 @@ class ValueMatcher:
 def _compiled(keys: tuple[str, ...]) -> re.Pattern[str]:
     """One pattern for all ``keys`` (lower-cased), as whole words. Cached: a turn asks for the same
     session's set at every round."""
-    trie: dict[str, dict] = {}
-    for key in keys:
-        node = trie
-        for char in key:
-            node = node.setdefault(char, {})
-        node[""] = {}  # a value ends here
-    return re.compile(rf"(?<!\w)(?:{_alternatives(trie)})(?!\w)", re.IGNORECASE)
+    return re.compile(rf"(?<!\w)(?:{_alternatives(word_trie(keys))})(?!\w)", re.IGNORECASE)
 
 
 def _alternatives(node: dict[str, dict]) -> str:
