@@ -21,10 +21,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from analyst.models import AnalysisSession, Event, Turn
+from analyst.models import AnalysisSession, Connection, Event, Turn
 from analyst.models.sessions import Approval
 from analyst.realtime import events
-from analyst.trust.file_writes import file_writes
+from analyst.trust.file_writes import writes
 
 POLL_SECONDS = 0.5
 # What a wait leaves of the turn's time limit, for the turn to end in words before the limit hits.
@@ -89,13 +89,14 @@ def do_set_mode(session: AnalysisSession, value: object) -> None:
 
 def reasons_to_wait(session_id: object, code: str) -> list[str] | None:
     """Why the model's ``code`` waits for the owner (read from the session now, so a change made
-    during a turn holds from its next cell): [] in "all" mode, the lines that write files in
-    "writes" mode; None when it runs at once."""
+    during a turn holds from its next cell): [] in "all" mode, the lines that write files or use a
+    connection that is not read-only in "writes" mode; None when it runs at once."""
     mode = AnalysisSession.objects.filter(id=session_id).values_list("approve_cells", flat=True).first()
     if mode == Approval.ALL:
         return []
     if mode == Approval.WRITES:
-        return file_writes(code) or None
+        writable = Connection.objects.filter(attachments__session_id=session_id, read_only=False)
+        return writes(code, frozenset(writable.values_list("name", flat=True))) or None
     return None
 
 

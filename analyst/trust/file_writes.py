@@ -5,8 +5,12 @@ A careful reading of the usual ways, not a sandbox: code that hides what it call
 looked up by name, a Path's ``rename`` held in a variable) gets past it, and the kernel's own
 isolation is what bounds such a cell. What it cannot read, it counts as writing: code Python
 cannot parse (IPython magics such as ``%%writefile``, shell escapes), ``exec``/``eval``, shell
-commands, and an ``open`` whose mode is not a constant. Sessions do not connect to databases or
-services yet; when connections exist, their writes belong here too.
+commands, and an ``open`` whose mode is not a constant.
+
+A connection (docs/connections.md) writes only where it is not read-only: a cell that uses one of
+those (``connection("name")``, ``sql("name", …)``, a ``%%sql name`` cell; a name the reading cannot
+know counts as such) waits too. A ``%%sql`` cell on a read-only connection only reads; one over the
+uploads (no name) writes a file only through DuckDB's COPY or EXPORT.
 """
 
 from __future__ import annotations
@@ -90,9 +94,51 @@ LOOKS_LIKE_MODE = re.compile(r"[rwxabtU+]{1,4}(:\w*)?")
 STANDARD_STREAMS = frozenset({"sys.stdout", "sys.stderr"})
 
 
+SQL_CELL = re.compile(r"\A%%sql\b(?:[ \t]+([A-Za-z_]\w*))?")
+CONNECTION_FUNCTIONS = frozenset({"connection", "sql"})
+DUCKDB_WRITES = re.compile(r"\b(copy|export|attach|install|load)\b", re.IGNORECASE)
+
+
+def writes(code: str, writable: frozenset[str] = frozenset()) -> list[str]:
+    """Where ``code`` writes: files, and through the session's ``writable`` connections (their
+    names), each as "line N: what"; empty when it only reads, computes and shows."""
+    return sorted(set(file_writes(code) + connection_writes(code, writable)), key=_by_line)[:40]
+
+
+def connection_writes(code: str, writable: frozenset[str]) -> list[str]:
+    """The lines of ``code`` that use a connection of ``writable``."""
+    sql_cell = SQL_CELL.match(code)
+    if sql_cell:
+        name = sql_cell.group(1)
+        return [f"line 1: %%sql on {name}, which may write"] if name in writable else []
+    if not writable:
+        return []
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []  # file_writes says so already
+    found = []
+    for call in [node for node in ast.walk(tree) if isinstance(node, ast.Call)]:
+        function = call.func.id if isinstance(call.func, ast.Name) else ""
+        if function not in CONNECTION_FUNCTIONS:
+            continue
+        first = call.args[0] if call.args else None
+        named = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+        if named in writable:
+            found.append(f"line {call.lineno}: {function}({named!r}), which may write")
+        elif named is None and function == "connection":
+            found.append(f"line {call.lineno}: connection(…) of a connection this reading cannot name")
+    return found
+
+
 def file_writes(code: str) -> list[str]:
     """Where ``code`` writes files, each as "line N: what" (the first few dozen); empty when it
     only reads, computes and shows."""
+    sql_cell = SQL_CELL.match(code)
+    if sql_cell:  # SQL, not Python: over the uploads, DuckDB writes a file only as told to
+        if sql_cell.group(1) is None and DUCKDB_WRITES.search(code):
+            return ["line 1: DuckDB SQL that may write a file (COPY, EXPORT, ATTACH)"]
+        return []
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

@@ -11,6 +11,7 @@ from analyst.connections import attachments, egress
 from analyst.models import AnalysisSession, KernelSnapshot, SessionConnection
 from analyst.runs import runs
 from analyst.sessions import forks
+from analyst.trust import approvals
 from sandboxes import Sandbox, SandboxError
 from tests.connections.conftest import make_connection, post_json
 from tests.runs.test_schedules import analysis
@@ -129,3 +130,20 @@ def test_a_session_without_connections_or_secrets_asks_nothing_of_its_sandbox(se
     with pytest.raises(SandboxError):  # the strict sandbox refuses all
         egress.apply(session, sandbox)
     assert requests
+
+
+def test_in_writes_mode_a_cell_on_a_writable_connection_waits_and_one_on_a_read_only_runs(
+    session, warehouse, alice
+):
+    """The "writes" approval mode reads the session's connections: SQL on a read-only one only
+    reads; a cell that uses one that may write waits for its owner."""
+    archive = make_connection(alice, name="archive", read_only=False)
+    AnalysisSession.objects.filter(id=session.id).update(approve_cells="writes")
+    attachments.do_attach(session=session, connection=warehouse)
+    assert approvals.reasons_to_wait(session.id, "%%sql warehouse\nselect * from orders") is None
+
+    attachments.do_attach(session=session, connection=archive)
+    assert approvals.reasons_to_wait(session.id, "%%sql archive\ndelete from orders") == [
+        "line 1: %%sql on archive, which may write"
+    ]
+    assert approvals.reasons_to_wait(session.id, "sql('warehouse', 'select 1')") is None

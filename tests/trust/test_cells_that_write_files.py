@@ -2,7 +2,7 @@
 
 import pytest
 
-from analyst.trust.file_writes import file_writes
+from analyst.trust.file_writes import file_writes, writes
 
 WRITES = [
     "df.to_csv('out.csv')",
@@ -58,3 +58,39 @@ def test_a_cell_that_only_reads_is_not(code):
 def test_findings_name_the_line_and_the_call():
     code = "df = pd.read_csv('data/a.csv')\ntotal = df.sum()\ndf.to_csv('out.csv')\nplt.savefig('c.png')"
     assert file_writes(code) == ["line 3: df.to_csv(…) to a file", "line 4: plt.savefig(…)"]
+
+
+WRITABLE = frozenset({"warehouse"})  # attached and not read-only; "archive" is read-only
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "%%sql warehouse\ndelete from orders",
+        "engine = connection('warehouse')",
+        "sql('warehouse', 'select 1')",
+        "name = 'warehouse'\nengine = connection(name)",  # a name this reading cannot know
+        "%%sql\ncopy (select * from sales) to 'out.csv'",  # DuckDB over the uploads, told to write
+    ],
+)
+def test_a_cell_that_uses_a_writable_connection_waits(code):
+    assert writes(code, WRITABLE)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "%%sql archive\nselect * from orders",
+        "%%sql\nselect region, sum(total) from sales group by 1",
+        "frame = sql('archive', 'select * from orders')",
+        "frame = sql('select * from sales')",  # DuckDB over the uploads
+        "engine = connection('archive')",
+    ],
+)
+def test_a_cell_that_reads_through_connections_runs(code):
+    assert writes(code, WRITABLE) == []
+
+
+def test_with_no_writable_connection_a_sql_cell_on_any_reads():
+    assert writes("%%sql warehouse\nselect 1", frozenset()) == []
+    assert writes("engine = connection(name)", frozenset()) == []
