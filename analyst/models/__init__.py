@@ -16,16 +16,20 @@ from analyst.models.shares import ShareLink
 from analyst.models.snapshots import KernelSnapshot
 from analyst.models.tokens import ApiToken
 from analyst.models.usage import ModelCall
+from analyst.models.workspaces import AuditEntry, Comment, Membership, Workspace, WorkspaceInvitation
 
 __all__ = [
     "AnalysisSession",
     "ApiToken",
     "Artifact",
+    "AuditEntry",
+    "Comment",
     "Connection",
     "DataFile",
     "Event",
     "Invite",
     "KernelSnapshot",
+    "Membership",
     "Message",
     "ModelCall",
     "Publication",
@@ -37,4 +41,6 @@ __all__ = [
     "ShareLink",
     "Turn",
     "UserLimits",
+    "Workspace",
+    "WorkspaceInvitation",
 ]

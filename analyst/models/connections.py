@@ -20,6 +20,10 @@ class Connection(models.Model):
         HTTP = "http"  # a base URL whose requests carry the secret in a header
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="connections")
+    # The workspace whose admins manage it; null: its owner's personal workspace.
+    workspace = models.ForeignKey(
+        "analyst.Workspace", on_delete=models.CASCADE, null=True, blank=True, related_name="connections"
+    )
     name = models.CharField(max_length=63)  # an identifier: connection("name"), %%sql name
     kind = models.CharField(max_length=16, choices=Kind.choices)
     url = models.CharField(max_length=2000, blank=True, default="")  # never with the secret in it

@@ -25,6 +25,11 @@ class AnalysisSession(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sessions")
+    # Where it lives (its members' roles say who may read and work in it); null: its owner's
+    # personal workspace.
+    workspace = models.ForeignKey(
+        "analyst.Workspace", on_delete=models.CASCADE, null=True, blank=True, related_name="sessions"
+    )
     title = models.CharField(max_length=200, default="Untitled analysis")
     model = models.CharField(max_length=200)
     sandbox_id = models.CharField(max_length=64, blank=True, default="")
