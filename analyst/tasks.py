@@ -7,6 +7,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
+from analyst.audit import pruning
 from analyst.runs import reports as run_reports
 from analyst.runs import schedules
 from analyst.turns import turns, worker_watch
@@ -64,3 +65,9 @@ def report_run(run_id: str) -> None:
 )
 def send_webhook(run_id: str) -> None:
     run_reports.deliver_webhook(run_id)
+
+
+@shared_task
+def prune_audit_log() -> None:
+    """Sent daily by Celery beat (settings.CELERY_BEAT_SCHEDULE)."""
+    pruning.prune()

@@ -44,6 +44,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "analyst.audit.current_request.RememberRequest",  # who and from where, for the audit log
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -63,6 +64,8 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "analyst.web.accounts.signup_mode",  # ANALYST_SIGNUP, for the pages' "Sign up" links
+                "analyst.web.workspaces.switcher",  # the header's workspace switcher
+                "analyst.web.oidc.single_sign_on",  # ANALYST_OIDC_NAME, for the "Sign in with" button
             ]
         },
     }
@@ -147,11 +150,19 @@ LOGOUT_REDIRECT_URL = "login"
 # one client address, within ANALYST_LOGIN_WINDOW seconds, further attempts are refused (429)
 # until the window passes. The address is REMOTE_ADDR, or the last address in the header named by
 # ANALYST_TRUSTED_PROXY_HEADER (such as X-Forwarded-For) when a proxy of yours sets it.
-AUTHENTICATION_BACKENDS = ["analyst.web.accounts.ThrottledModelBackend"]
+AUTHENTICATION_BACKENDS = [
+    "analyst.web.accounts.ThrottledModelBackend",
+    "analyst.accounts.oidc_backend.OIDCBackend",  # single sign-on; signs in no one until configured
+]
 ANALYST_LOGIN_FAILURES = envint("ANALYST_LOGIN_FAILURES", 10)
 ANALYST_LOGIN_ADDRESS_FAILURES = envint("ANALYST_LOGIN_ADDRESS_FAILURES", 50)
 ANALYST_LOGIN_WINDOW = envint("ANALYST_LOGIN_WINDOW", 900)
 ANALYST_TRUSTED_PROXY_HEADER = envstr("ANALYST_TRUSTED_PROXY_HEADER")
+# The audit log (analyst/audit) keeps an entry this many days; Celery beat prunes older ones daily.
+ANALYST_AUDIT_DAYS = envint("ANALYST_AUDIT_DAYS", 365)
+CELERY_BEAT_SCHEDULE = {
+    "prune the audit log": {"task": "analyst.tasks.prune_audit_log", "schedule": 24 * 3600.0},
+}
 _validators = "django.contrib.auth.password_validation."
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": _validators + "UserAttributeSimilarityValidator"},
@@ -163,6 +174,34 @@ AUTH_PASSWORD_VALIDATORS = [
 ANALYST_SIGNUP = envstr("ANALYST_SIGNUP", "open").strip().lower()
 if ANALYST_SIGNUP not in ("open", "invite", "closed"):
     raise RuntimeError(f"ANALYST_SIGNUP is {ANALYST_SIGNUP!r}; it must be open, invite or closed")
+# Single sign-on with OpenID Connect (authorization code with PKCE; analyst/accounts/oidc_*.py),
+# shown on the login page as "Sign in with ANALYST_OIDC_NAME" once the issuer and client are set.
+# The provider's endpoints come from ISSUER/.well-known/openid-configuration (fetched once per
+# process); ID tokens are RS256. An account is made at a first sign-in (whatever ANALYST_SIGNUP
+# says). ANALYST_OIDC_GROUP_ROLES ("group=Workspace name:role,...") gives members of a provider's
+# group (from the claim ANALYST_OIDC_GROUPS_CLAIM) a role in a workspace, made when missing; set at
+# every sign-in, so a workspace named there has exactly the members the provider's groups give.
+ANALYST_OIDC_ISSUER = envstr("ANALYST_OIDC_ISSUER").rstrip("/")
+ANALYST_OIDC_CLIENT_ID = envstr("ANALYST_OIDC_CLIENT_ID")
+ANALYST_OIDC_CLIENT_SECRET = envsecret("ANALYST_OIDC_CLIENT_SECRET")
+ANALYST_OIDC_NAME = envstr("ANALYST_OIDC_NAME", "single sign-on")
+ANALYST_OIDC_SCOPES = envstr("ANALYST_OIDC_SCOPES", "openid email profile")
+ANALYST_OIDC_GROUPS_CLAIM = envstr("ANALYST_OIDC_GROUPS_CLAIM", "groups")
+ANALYST_OIDC_GROUP_ROLES: list[tuple[str, str, str]] = []  # (group, workspace name, role)
+for _entry in filter(None, (e.strip() for e in envstr("ANALYST_OIDC_GROUP_ROLES").split(","))):
+    _group, _, _place = _entry.partition("=")
+    _workspace, _, _role = _place.rpartition(":")
+    _mapping = (_group.strip(), _workspace.strip(), _role.strip())
+    if not (_mapping[0] and _mapping[1] and _mapping[2] in ("owner", "admin", "editor", "viewer")):
+        raise RuntimeError(
+            f"ANALYST_OIDC_GROUP_ROLES has {_entry!r}; each entry must be group=Workspace name:role,"
+            " the role owner, admin, editor or viewer"
+        )
+    ANALYST_OIDC_GROUP_ROLES.append(_mapping)
+if bool(ANALYST_OIDC_ISSUER) != bool(ANALYST_OIDC_CLIENT_ID):
+    raise RuntimeError("ANALYST_OIDC_ISSUER and ANALYST_OIDC_CLIENT_ID are set together, or neither")
+# Days an invitation into a workspace (a link, or an e-mail holding it) stays usable.
+ANALYST_INVITATION_DAYS = envint("ANALYST_INVITATION_DAYS", 7)
 # Served over HTTPS (behind a proxy that sets X-Forwarded-Proto): Secure cookies, HSTS for a year,
 # http:// redirected to https:// (except the probes below, which call the app directly).
 ANALYST_HTTPS = envbool("ANALYST_HTTPS", False)

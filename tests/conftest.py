@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from sandboxes import Sandbox, SandboxError
+from tests.oidc_provider.process import OIDCProvider
 from tests.sandboxd_process import SandboxdProcess
 
 # Quotas small enough that attacks and limits are quick to prove.
@@ -126,3 +127,12 @@ def broker_down(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(app, "_pool", None)
     monkeypatch.setattr(app.amqp, "_producer_pool", None)
     yield
+
+
+@pytest.fixture(scope="session")
+def oidc_provider() -> Iterator[OIDCProvider]:
+    """A real OpenID provider on loopback (tests/oidc_provider/), this app its registered client:
+    for the test client (testserver) and for a web server on any loopback port."""
+    provider = OIDCProvider(["http://testserver/oidc/callback/", "http://127.0.0.1/oidc/callback/"]).start()
+    yield provider
+    provider.stop()

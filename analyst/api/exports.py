@@ -7,6 +7,7 @@ from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBas
 from django.views.decorators.http import require_GET
 
 from analyst.api.auth import ApiError, api_view
+from analyst.audit import records as audit_records
 from analyst.models import AnalysisSession
 from analyst.sessions import exports, sessions
 
@@ -22,6 +23,7 @@ def export(request: HttpRequest, session_id: str) -> HttpResponseBase:
         response = _bundle(session, format) if bundle else _single(session, format)
     except exports.UnknownFormat as exc:
         raise ApiError(400, "invalid_request", str(exc)) from None
+    audit_records.record_for_session("export", session, detail={"format": format, "bundle": bundle})
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = "sandbox; default-src 'none'"  # never a page of this site
     return response

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from analyst.accounts import limits as user_limits
 from analyst.api.auth import ApiError, api_view, error_response, json_body
+from analyst.audit import records as audit_records
 from analyst.files import reports as file_reports
 from analyst.files.artifacts import StorageFull
 from analyst.kernels import session_files
@@ -128,6 +129,7 @@ def download_response(session: AnalysisSession, path: str) -> HttpResponse:
     if not path:
         raise ApiError(400, "invalid_request", "say which file: ?path=")
     found = session_files.download(session, path)
+    audit_records.record_for_session("download", session, detail={"path": path})
     response = StreamingHttpResponse(found.chunks, content_type=found.content_type)
     if found.size is not None:
         response["Content-Length"] = str(found.size)

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from analyst.accounts import limits as user_limits
 from analyst.accounts import usage
 from analyst.api.auth import ApiError, api_view, error_response, json_body
+from analyst.api.workspaces import refusals as workspace_refusals
 from analyst.models import AnalysisSession, Turn
 from analyst.sessions import branches, forks, regenerations, replays, sessions
 from analyst.trust import approvals, privacy
@@ -18,20 +19,34 @@ from analyst.turns import turns
 from analyst.turns.agent.providers import availability
 from analyst.turns.agent.providers.router import missing_key
 from analyst.uploads import uploads
+from analyst.workspaces import members
+from analyst.workspaces.roles import Action
 
 
 @api_view
 @require_http_methods(["GET", "POST"])
 def sessions_collection(request: HttpRequest) -> JsonResponse:
     if request.method == "GET":
-        owned = sessions.listed(request.user)
-        return JsonResponse({"sessions": [sessions.as_dict(s) for s in owned]})
+        if "workspace" in request.GET:
+            with workspace_refusals():
+                workspace, _ = members.get_visible(request.user, request.GET["workspace"])
+            listed = sessions.in_workspace(workspace)
+        else:
+            listed = sessions.listed(request.user)
+        return JsonResponse({"sessions": [sessions.as_dict(s) for s in listed]})
     body = json_body(request)
     for field in ("model", "title"):
         if body.get(field) is not None and not isinstance(body[field], str):
             raise ApiError(400, "invalid_request", f"{field!r} must be a string")
+    workspace = None
+    if body.get("workspace") is not None:
+        with workspace_refusals():
+            workspace, _ = members.get_visible(request.user, body["workspace"])
+            members.check_may(request.user, workspace, Action.CREATE_SESSION)
     try:
-        session = sessions.do_create(owner=request.user, model=body.get("model"), title=body.get("title"))
+        session = sessions.do_create(
+            owner=request.user, model=body.get("model"), title=body.get("title"), workspace=workspace
+        )
     except sessions.InvalidModel as exc:
         raise ApiError(400, "invalid_model", str(exc)) from None
     return JsonResponse(sessions.as_dict(session), status=201)

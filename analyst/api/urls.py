@@ -4,6 +4,7 @@ from django.urls import path
 
 from analyst.api import (
     approvals,
+    audit,
     connections,
     events,
     exports,
@@ -15,6 +16,7 @@ from analyst.api import (
     sessions,
     shared,
     variables,
+    workspaces,
 )
 
 urlpatterns = [
@@ -58,8 +60,17 @@ urlpatterns = [
     path("sessions/<uuid:session_id>/connections", connections.session_connections),
     path("sessions/<uuid:session_id>/connections/<int:connection_id>", connections.session_connection),
     path("artifacts/<uuid:artifact_id>", events.artifact),
+    path("workspaces", workspaces.workspaces_collection),
+    path("workspaces/<int:workspace_id>", workspaces.workspace_detail),
+    path("workspaces/<int:workspace_id>/members", workspaces.members_collection),
+    path("workspaces/<int:workspace_id>/members/<int:membership_id>", workspaces.member_detail),
+    path("workspaces/<int:workspace_id>/invitations", workspaces.invitations_collection),
+    path("workspaces/<int:workspace_id>/invitations/<int:invitation_id>", workspaces.invitation_detail),
+    path("invitations/<str:token>/accept", workspaces.accept),
     path("shared/<str:token>/events", shared.shared_events),
     path("shared/<str:token>/artifacts/<uuid:artifact_id>", shared.shared_artifact),
     path("shared/<str:token>/files", shared.shared_files),
     path("shared/<str:token>/files/download", shared.shared_download),
+    path("workspaces/<int:workspace_id>/audit", audit.audit_page),
+    path("workspaces/<int:workspace_id>/audit.jsonl", audit.audit_lines),
 ]

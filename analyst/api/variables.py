@@ -11,6 +11,7 @@ from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
 from django.views.decorators.http import require_GET
 
 from analyst.api.auth import ApiError, api_view
+from analyst.audit import records as audit_records
 from analyst.kernels import table_rows, variables
 from analyst.sessions import sessions
 from sandboxes import InspectionFailed
@@ -57,6 +58,7 @@ def variable_csv(request: HttpRequest, session_id: str, name: str) -> StreamingH
     with _grid_errors():
         limit = settings.ANALYST_GRID_CSV_MAX_BYTES
         chunks = table_rows.csv_chunks(session, _query(request, name), max_bytes=limit)
+    audit_records.record_for_session("download", session, detail={"variable": name, "format": "csv"})
     response = StreamingHttpResponse(chunks, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{name}.csv"'  # an identifier: checked
     response["X-Content-Type-Options"] = "nosniff"

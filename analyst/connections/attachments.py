@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from django.http import Http404
 
+from analyst.audit import records as audit_records
 from analyst.connections import kinds, sealing
 from analyst.connections.kinds import BadConnection
 from analyst.connections.registry import secret_of
@@ -37,6 +38,7 @@ def do_attach(*, session: AnalysisSession, connection: Connection) -> bool:
                 SessionConnection.objects.create(session=session, connection=connection)
         except IntegrityError:  # attached meanwhile, by another request
             return False
+        _record("connection_attach", session, connection)
     return True
 
 
@@ -46,7 +48,13 @@ def do_detach(*, session: AnalysisSession, connection_id: object) -> Connection:
     if found is None:
         raise Http404("no such connection is attached to this session")
     found.delete()
+    _record("connection_detach", session, found.connection)
     return found.connection
+
+
+def _record(action: str, session: AnalysisSession, connection: Connection) -> None:
+    detail = {"connection": connection.id, "name": connection.name}
+    audit_records.record_for_session(action, session, detail=detail)
 
 
 def copy_attachments(source: AnalysisSession, target: AnalysisSession) -> None:

@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count
 from django.http import Http404
 
+from analyst.audit import records as audit_records
 from analyst.connections import kinds, sealing
 from analyst.connections.kinds import BadConnection
 from analyst.models import Connection
@@ -67,6 +68,7 @@ def do_create(
     elif file is not None:
         raise BadConnection(f"a {kind} connection takes no file")
     _save(connection)
+    audit_records.record_for_connection("connection_create", connection, user=owner, detail={"kind": kind})
     return connection
 
 

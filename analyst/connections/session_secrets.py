@@ -7,6 +7,7 @@ import re
 
 from django.db import transaction
 
+from analyst.audit import records as audit_records
 from analyst.connections import sealing
 from analyst.connections.attachments import secrets_of, session_env
 from analyst.connections.redaction import MIN_LENGTH, Redactor
@@ -55,11 +56,14 @@ def do_set_secret(*, session: AnalysisSession, name: str, value: str) -> None:
         SessionSecret.objects.update_or_create(
             session=session, name=name, defaults={"value_sealed": sealing.seal(value)}
         )
+        audit_records.record_for_session("secret_set", session, detail={"name": name})
 
 
 def do_delete_secret(*, session: AnalysisSession, name: str) -> bool:
     """False when the session had no secret of that name."""
     deleted, _ = session.secrets.filter(name=name).delete()
+    if deleted:
+        audit_records.record_for_session("secret_delete", session, detail={"name": name})
     return bool(deleted)
 
 

@@ -1,5 +1,6 @@
 """Sessions: who may see which, creating and deleting one, forks, branches, regenerated answers,
 replays on another file, share links, exports (exports/) and the sample session (samples/).
 
-May import: connections, files, kernels, models, realtime, trust, turns, uploads (and the SDK, `sandboxes`).
+May import: audit, connections, files, kernels, models, realtime, trust, turns, uploads, workspaces (and the
+SDK, `sandboxes`).
 """

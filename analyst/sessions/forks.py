@@ -14,6 +14,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import QuerySet
 
+from analyst.audit import records as audit_records
 from analyst.connections.attachments import copy_attachments, uses_secrets
 from analyst.kernels import snapshots as kernel_snapshots
 from analyst.models import AnalysisSession, Artifact, DataFile, Event, KernelSnapshot, Message
@@ -59,6 +60,8 @@ def do_fork(
         shared_files.hold_files_of(source.id)
         with shared_files.within_storage_limit(owner, what=title):
             fork = _do_fork(source, owner, files=files, kernel_state=kernel_state)
+        detail = {"fork": str(fork.id), "files": files, "kernel_state": kernel_state}
+        audit_records.record_for_session("fork", source, user=owner, detail=detail)
     return fork
 
 

@@ -9,9 +9,10 @@ from django.http import Http404
 
 from analyst.kernels import session_kernel
 from analyst.kernels import snapshots as kernel_snapshots
-from analyst.models import AnalysisSession
+from analyst.models import AnalysisSession, Workspace
 from analyst.turns import titles
 from analyst.uploads import shared_files
+from analyst.workspaces import roles
 
 SEARCH_WORDS = 10  # a longer query's other words are ignored: each is one more join
 
@@ -34,10 +35,21 @@ def listed(owner: AbstractBaseUser) -> QuerySet[AnalysisSession]:
     return AnalysisSession.objects.filter(owner=owner, as_run__isnull=True)
 
 
-def search(owner: AbstractBaseUser, query: str) -> QuerySet[AnalysisSession]:
-    """The owner's listed sessions, newest first, whose title or file names hold every word of
-    ``query`` (case aside); all of them for an empty query."""
-    found = listed(owner)
+def in_workspace(workspace: Workspace) -> QuerySet[AnalysisSession]:
+    """Every listed session of the workspace, whoever made it, newest first; a personal
+    workspace's include its owner's sessions of no workspace (null means that one)."""
+    here = Q(workspace=workspace)
+    if workspace.personal_of_id is not None:
+        here |= Q(workspace__isnull=True, owner_id=workspace.personal_of_id)
+    return AnalysisSession.objects.filter(here, as_run__isnull=True)
+
+
+def search(
+    owner: AbstractBaseUser, query: str, workspace: Workspace | None = None
+) -> QuerySet[AnalysisSession]:
+    """The owner's listed sessions (or, given one, the workspace's), newest first, whose title or
+    file names hold every word of ``query`` (case aside); all of them for an empty query."""
+    found = listed(owner) if workspace is None else in_workspace(workspace)
     for word in query.split()[:SEARCH_WORDS]:
         found = found.filter(Q(title__icontains=word) | Q(files__name__icontains=word))
     return found.distinct()
@@ -49,21 +61,28 @@ def check_model(model: str) -> str:
     return model
 
 
-def do_create(*, owner: AbstractBaseUser, model: str | None, title: str | None) -> AnalysisSession:
+def do_create(
+    *, owner: AbstractBaseUser, model: str | None, title: str | None, workspace: Workspace | None = None
+) -> AnalysisSession:
+    """A new session in ``workspace`` (None: the owner's personal one); the caller has checked
+    that the owner may make sessions there."""
     return AnalysisSession.objects.create(
         owner=owner,
+        workspace=workspace,
         model=check_model(model or settings.ANALYST_DEFAULT_MODEL),
         title=(title or titles.UNTITLED).strip()[:200] or titles.UNTITLED,
     )
 
 
 def as_dict(session: AnalysisSession) -> dict[str, object]:
+    workspace = roles.workspace_of(session)
     return {
         "id": str(session.id),
         "title": session.title,
         "model": session.model,
         "created_at": session.created_at.isoformat(),
         "updated_at": session.updated_at.isoformat(),
+        "workspace": {"id": workspace.id, "name": workspace.name},
     }
 
 

@@ -6,6 +6,7 @@ from django.db import transaction
 from django.http import Http404
 from django.utils import timezone
 
+from analyst.audit import records as audit_records
 from analyst.models import AnalysisSession, ShareLink
 from analyst.realtime import broadcast as broadcaster
 
@@ -13,9 +14,12 @@ from analyst.realtime import broadcast as broadcaster
 def do_create(
     *, session: AnalysisSession, allow_downloads: bool, allow_fork_state: bool = False
 ) -> ShareLink:
-    return ShareLink.objects.create(
+    link = ShareLink.objects.create(
         session=session, allow_downloads=allow_downloads, allow_fork_state=allow_fork_state
     )
+    detail = {"link": link.id, "allow_downloads": allow_downloads, "allow_fork_state": allow_fork_state}
+    audit_records.record_for_session("share_create", session, detail=detail)
+    return link
 
 
 def fork_carries(link: ShareLink) -> dict[str, bool]:
@@ -34,6 +38,7 @@ def do_revoke(*, session: AnalysisSession, link_id: object) -> None:
         revoked_at=timezone.now()
     )
     if revoked:
+        audit_records.record_for_session("share_revoke", session, detail={"link": int(link_id)})
         transaction.on_commit(lambda: broadcaster.group_send(group_name(link_id), {"type": "share.revoked"}))
 
 

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from analyst.accounts import limits as user_limits
 from analyst.accounts import usage
+from analyst.audit import turns as audit_turns
 from analyst.connections.session_secrets import redactor_for
 from analyst.files.artifacts import StorageFull
 from analyst.kernels.session_kernel import interrupt_cell
@@ -109,6 +110,7 @@ def do_start_turn(
         else:
             edit = {} if edited_from is None else {"edited_from": edited_from}
             events.append(session.id, "cell", {"code": shown, **(via or {}), **edit}, turn=turn)
+        audit_turns.record_start(session=session, user=user, turn=turn)
     return turn
 
 

@@ -18,6 +18,7 @@ from django.db import transaction
 from django.http import Http404
 
 from analyst.accounts import limits as user_limits
+from analyst.audit import records as audit_records
 from analyst.files.artifacts import save_whole
 from analyst.files.reading import is_packed
 from analyst.kernels.session_files import live_sandbox
@@ -95,6 +96,8 @@ def do_upload(*, session: AnalysisSession, upload: UploadedFile) -> DataFile:
         save_whole(data_file.stored, unique, upload, what=name)
         data_file.save()
         enqueue_on_commit(data_file)
+        detail = {"file": data_file.id, "name": name, "size": upload.size}
+        audit_records.record_for_session("upload", session, detail=detail)
     return data_file
 
 

@@ -20,7 +20,7 @@ from analyst.models import ShareLink
 from analyst.sessions import branches, exports, forks, samples, sessions, shares
 from analyst.turns import titles
 from analyst.turns.agent.providers import availability
-from analyst.web import limits_shown
+from analyst.web import limits_shown, workspaces
 
 RECENT_SESSIONS = 20  # in the session page's sidebar
 
@@ -32,7 +32,8 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 def session_list(request: HttpRequest) -> HttpResponse:
     query = request.GET.get("q", "").strip()[:200]
-    found = sessions.search(request.user, query).prefetch_related("files")
+    workspace = workspaces.chosen_workspace(request)
+    found = sessions.search(request.user, query, workspace).prefetch_related("files")
     models = availability.usable(settings.ANALYST_MODELS)  # only what can answer here
     return render(
         request,
@@ -46,6 +47,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
             "unavailable": [] if models else [availability.check(m) for m in settings.ANALYST_MODELS],
             "sample": samples.US_MACRO,
             "limits": limits_shown.shown(request.user),
+            "workspace": workspace,
         },
     )
 
@@ -60,9 +62,17 @@ def _default_model(usable: list[str]) -> str:
 @login_required
 @require_POST
 def session_new(request: HttpRequest) -> HttpResponse:
+    workspace = workspaces.chosen_workspace(request)
+    refused = workspaces.creation_refused(request.user, workspace)
+    if workspace is not None and refused:
+        messages.error(request, refused)
+        return redirect(f"{reverse('sessions')}?workspace={workspace.id}")
     try:
         session = sessions.do_create(
-            owner=request.user, model=request.POST.get("model"), title=request.POST.get("title")
+            owner=request.user,
+            model=request.POST.get("model"),
+            title=request.POST.get("title"),
+            workspace=workspace,
         )
     except sessions.InvalidModel as exc:
         messages.error(request, str(exc))

@@ -22,6 +22,7 @@ def test_create_with_the_default_model(api, alice):
         "model": "anthropic/claude-test",
         "created_at": created.created_at.isoformat(),
         "updated_at": created.updated_at.isoformat(),
+        "workspace": {"id": alice.personal_workspace.id, "name": "Personal"},
     }
     uuid.UUID(body["id"])
     datetime.fromisoformat(body["created_at"])
