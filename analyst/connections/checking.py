@@ -11,6 +11,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from analyst.audit import records as audit_records
 from analyst.connections import egress, kinds
 from analyst.connections.registry import secret_of
 from analyst.models import Connection
@@ -23,6 +24,7 @@ THROWAWAY_TTL = 300
 MAX_TABLES = 200
 MAX_COLUMNS = 100
 MAX_TEXT = 200
+MAX_KEY = 1024  # an S3 object key's own limit
 MAX_MESSAGE = 500
 CATEGORIES = {
     "dns",
@@ -44,6 +46,8 @@ def test(connection: Connection, *, url: str | None = None) -> dict[str, Any]:
     killed after; the outcome {"ok", "category", "message", "schema"}, stored."""
     outcome = in_throwaway(connection, url=url)
     record(connection, outcome)
+    said = {"ok": bool(outcome.get("ok")), "category": outcome.get("category") or ""}
+    audit_records.record_for_connection("connection_test", connection, detail=said)
     return outcome
 
 
@@ -101,14 +105,19 @@ def _read(line: str, connection: Connection) -> dict[str, Any]:
     server = answer.get("server")
     where = f"Connected to {str(server)[:MAX_TEXT]}" if isinstance(server, str) and server else "Connected"
     count = len(schema["tables"])
-    if connection.kind in ("s3", "http") and not count:
+    if connection.kind == "s3":
+        found = len(schema.get("objects", []))
+        message = _said(f"{where}; found {found} object{'s' if found != 1 else ''}.", connection)
+        return {"ok": True, "category": None, "message": message, "schema": schema}
+    if connection.kind == "http" and not count:
         return {"ok": True, "category": None, "message": _said(f"{where}.", connection), "schema": schema}
     message = _said(f"{where}; found {count} table{'s' if count != 1 else ''}.", connection)
     return {"ok": True, "category": None, "message": message, "schema": schema}
 
 
 def checked_schema(schema: object) -> dict[str, Any]:
-    """{"tables": [{"name", "columns": [{"name", "type"}]}]}, bounded, with nothing else in it."""
+    """{"tables": [{"name", "columns": [{"name", "type"}]}]}, bounded, with nothing else in it
+    but an s3 store's first objects: "objects": [{"key", "size"}]."""
     tables = schema.get("tables") if isinstance(schema, dict) else None
     kept = []
     for table in tables if isinstance(tables, list) else []:
@@ -127,7 +136,15 @@ def checked_schema(schema: object) -> dict[str, Any]:
                 ],
             }
         )
-    return {"tables": kept}
+    objects = schema.get("objects") if isinstance(schema, dict) else None
+    if not isinstance(objects, list):
+        return {"tables": kept}
+    listed = [
+        {"key": o["key"][:MAX_KEY], "size": o["size"]}
+        for o in objects[:MAX_TABLES]
+        if isinstance(o, dict) and isinstance(o.get("key"), str) and isinstance(o.get("size"), int)
+    ]
+    return {"tables": kept, "objects": listed}
 
 
 def failed(category: str, message: str) -> dict[str, Any]:

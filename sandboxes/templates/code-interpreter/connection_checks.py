@@ -59,6 +59,8 @@ def _check_sql(name: str, kind: str) -> tuple[str, dict[str, Any]]:
 def _sql_schema(engine: Any, kind: str) -> dict[str, Any]:
     from sqlalchemy import inspect
 
+    if kind == "duckdb":
+        return _duckdb_schema(engine)
     inspector = inspect(engine)
     default = inspector.default_schema_name
     if kind == "mysql":
@@ -88,6 +90,30 @@ def _sql_schema(engine: Any, kind: str) -> dict[str, Any]:
         if truncated:
             break
     return {"tables": tables, "truncated": truncated}
+
+
+def _duckdb_schema(engine: Any) -> dict[str, Any]:
+    """DuckDB's tables from its own catalog: duckdb_engine's inspector runs SQLAlchemy's Postgres
+    queries, which name catalog tables DuckDB lacks (pg_collation, under SQLAlchemy 2.1)."""
+    from sqlalchemy import text
+
+    query = (
+        "select schema_name, table_name, column_name, data_type from duckdb_columns()"
+        " where database_name = current_database() and not internal"
+        " order by schema_name <> current_schema(), schema_name, table_name, column_index"
+    )
+    with engine.connect() as conn:
+        rows = conn.execute(text(query)).all()
+    tables: dict[str, list[dict[str, str]]] = {}
+    for schema_name, table, column, data_type in rows:
+        columns = tables.setdefault(f"{schema_name}.{table}", [])
+        if len(columns) < MAX_COLUMNS:
+            columns.append({"name": column, "type": data_type})
+    names = list(tables)
+    return {
+        "tables": [{"name": name, "columns": tables[name]} for name in names[:MAX_TABLES]],
+        "truncated": len(names) > MAX_TABLES,
+    }
 
 
 def _check_s3(name: str) -> tuple[str, dict[str, Any]]:

@@ -9,6 +9,7 @@ import os
 import re
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import _analyst_connections as core
@@ -35,7 +36,9 @@ def sql(name_or_query: str | None, query: str | None = None, /, **params: Any) -
         conn.execution_options(stream_results=_returns_rows(query))
         # postgres and mysql stop a statement themselves (statement_timeout, max_statement_time)
         interrupting = (
-            _interrupt_after(conn, timeout) if kind in core.FILE_KINDS else contextlib.nullcontext()
+            _stopped_after(timeout, getattr(conn.connection.dbapi_connection, "interrupt", lambda: None))
+            if kind in core.FILE_KINDS
+            else contextlib.nullcontext()
         )
         with interrupting:
             result = conn.execute(text(query), params)
@@ -65,14 +68,26 @@ def _abandon(result: Any) -> None:
 
 
 @contextlib.contextmanager
-def _interrupt_after(conn: Any, seconds: float) -> Any:
-    """Interrupt the file database's statement once ``seconds`` are up (sqlite3, duckdb)."""
-    raw = conn.connection.dbapi_connection
-    timer = threading.Timer(seconds, getattr(raw, "interrupt", lambda: None))
+def _stopped_after(seconds: float, interrupt: Callable[[], Any]) -> Any:
+    """Interrupt a file database's statement once ``seconds`` are up (sqlite3 and duckdb have no
+    statement timeout of their own), and say why: their own error says only "interrupted"."""
+    fired = threading.Event()
+
+    def stop() -> None:
+        fired.set()
+        interrupt()
+
+    timer = threading.Timer(seconds, stop)
     timer.daemon = True
     timer.start()
     try:
         yield
+    except Exception as exc:
+        if fired.is_set():
+            raise TimeoutError(
+                f"the statement ran longer than the session's SQL timeout ({seconds:g} s) and was stopped"
+            ) from exc
+        raise
     finally:
         timer.cancel()
 
@@ -93,15 +108,10 @@ def _sql_over_uploads(query: str, params: dict[str, Any]) -> Any:
     with duckdb.connect() as db:
         for view, path, reader in _uploads():
             db.execute(f"CREATE VIEW \"{view}\" AS SELECT * FROM {reader}('{path}')")  # noqa: S608 (quoted)
-        timer = threading.Timer(core.sql_timeout(), db.interrupt)
-        timer.daemon = True
-        timer.start()
-        try:
+        with _stopped_after(core.sql_timeout(), db.interrupt):
             cursor = db.execute(query, params or None)
             columns = [column[0] for column in cursor.description or []]
             rows = cursor.fetchmany(limit + 1) if columns else []
-        finally:
-            timer.cancel()
     return _frame(rows, columns, limit)
 
 

@@ -135,9 +135,11 @@ def _charts_as_facts() -> None:
     module.register(get_ipython())  # type: ignore[name-defined]  # noqa: F821
 
 
-def _connections() -> None:
+def _connections() -> tuple[object, object]:
     """connection(), sql() and %%sql for the session's attached connections (connections.py),
-    importable as _analyst_connections by the worker's silent cells. No driver loads here."""
+    importable as _analyst_connections by the worker's silent cells. No driver loads here.
+    Bound by assignment, not by an import statement: an export's implicit imports are this
+    file's import statements, and this module exists only in a kernel."""
     import os
     import sys
     from importlib.util import module_from_spec, spec_from_file_location
@@ -148,6 +150,7 @@ def _connections() -> None:
     sys.modules["_analyst_connections"] = module
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     module.register(get_ipython())  # type: ignore[name-defined]  # noqa: F821
+    return module.connection, module.sql
 
 
 _prepare_matplotlib()
@@ -156,14 +159,13 @@ _prepare_snapshots()
 _offline_packages()
 _tables_as_data()
 _charts_as_facts()
-_connections()
+connection, sql = _connections()
 del _prepare_matplotlib, _prefer_interactive_plotly, _prepare_snapshots, _offline_packages, _tables_as_data
 del _charts_as_facts, _connections
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402, F401
 import pandas as pd  # noqa: E402
-from _analyst_connections import connection, sql  # noqa: E402, F401
 
 
 def parameter(name: str, default: object) -> object:
