@@ -1,9 +1,11 @@
 """Where sandboxd connects for a sandbox, decided on the resolved address, and what the proxy
-and a PUT accept: plain functions, no packet sent (IP literals resolve without DNS)."""
+and a PUT accept: plain functions, no packet sent. Names resolve through a scripted resolver
+here (the event loop's getaddrinfo replaced), so not even a DNS query leaves the machine."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
 
 import pytest
 
@@ -48,14 +50,33 @@ def test_loopback_only_when_the_operator_allows_it_and_never_sandboxds_own_port(
     assert STRICT.blocked_reason("2001:db8::1", 5432) is None
 
 
-def test_a_name_is_resolved_and_each_address_checked_before_any_connection() -> None:
+# What the scripted resolver answers; any other name does not resolve.
+RESOLVED = {
+    "metadata.attacker.example": ["169.254.169.254"],
+    "localhost": ["::1", "127.0.0.1"],
+    "db.internal": ["169.254.1.1", "10.0.0.5"],
+}
+
+
+@pytest.fixture
+def scripted_resolver(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def getaddrinfo(self, host, port, *args, **kwargs):  # noqa: ANN001, ANN202
+        if host not in RESOLVED:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port)) for address in RESOLVED[host]]
+
+    monkeypatch.setattr(asyncio.base_events.BaseEventLoop, "getaddrinfo", getaddrinfo)
+
+
+def test_a_name_is_resolved_and_each_address_checked_before_any_connection(scripted_resolver: None) -> None:
     with pytest.raises(Refused) as refused:
-        asyncio.run(STRICT.resolve("169.254.169.254", 80))
+        asyncio.run(STRICT.resolve("metadata.attacker.example", 80))
     assert refused.value.category == "blocked"
     with pytest.raises(Refused) as refused:
         asyncio.run(STRICT.resolve("localhost", 5432))
     assert refused.value.category == "blocked"
-    assert asyncio.run(LOOPBACK.resolve("127.0.0.1", 5432)) == "127.0.0.1"
+    assert asyncio.run(LOOPBACK.resolve("localhost", 5432)) == "::1"
+    assert asyncio.run(STRICT.resolve("db.internal", 5432)) == "10.0.0.5"  # the first it may reach
     with pytest.raises(Refused) as refused:
         asyncio.run(STRICT.resolve("no-such-host.invalid", 80))
     assert refused.value.category == "dns"
