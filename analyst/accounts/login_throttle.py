@@ -20,6 +20,7 @@ import redis
 from django.conf import settings
 from django.http import HttpRequest
 
+from analyst.lib.client_address import as_ip, forwarded_for
 from analyst.lib.redis import key, redis_client
 
 log = logging.getLogger(__name__)
@@ -69,25 +70,15 @@ ALLOWED = Verdict(refused=False)
 
 
 def client_address(request: HttpRequest | None) -> str:
-    """The client's address as counted: REMOTE_ADDR, or the last entry of the trusted proxy's
-    header (the one that proxy added; earlier entries are the client's to forge). IPv6 addresses
-    count by their /64, which one client usually holds whole. "" when unknown."""
+    """The client's address as counted (analyst/lib/client_address.py). IPv6 addresses count by
+    their /64, which one client usually holds whole. "" when unknown."""
     if request is None:
         return ""
-    raw = request.META.get("REMOTE_ADDR") or ""
-    header = settings.ANALYST_TRUSTED_PROXY_HEADER
-    if header:
-        forwarded = request.META.get("HTTP_" + header.upper().replace("-", "_"), "")
-        entries = [e.strip() for e in forwarded.split(",") if e.strip()]
-        if entries:
-            raw = entries[-1]
-    try:
-        address = ipaddress.ip_address(raw)
-    except ValueError:
+    raw = forwarded_for(request)
+    address = as_ip(raw)
+    if address is None:
         return raw[:100]
     if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped:
-            return str(address.ipv4_mapped)
         return str(ipaddress.IPv6Network(f"{address}/64", strict=False))
     return str(address)
 

@@ -2,29 +2,13 @@
 
 from __future__ import annotations
 
-import ipaddress
-
-from django.conf import settings
 from django.http import HttpRequest
+
+from analyst.lib.client_address import as_ip, forwarded_for
 
 
 def client_address(request: HttpRequest | None) -> str | None:
-    """REMOTE_ADDR, or, behind a proxy of ours (ANALYST_TRUSTED_PROXY_HEADER, as the login
-    throttle reads it), the header's last entry: the one that proxy added, where earlier ones are
-    the client's to forge. None when unknown or not an IP address."""
-    if request is None:
-        return None
-    raw = request.META.get("REMOTE_ADDR") or ""
-    header = settings.ANALYST_TRUSTED_PROXY_HEADER
-    if header:
-        forwarded = request.META.get("HTTP_" + header.upper().replace("-", "_"), "")
-        entries = [entry.strip() for entry in forwarded.split(",") if entry.strip()]
-        if entries:
-            raw = entries[-1]
-    try:
-        address = ipaddress.ip_address(raw)
-    except ValueError:
-        return None
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-        return str(address.ipv4_mapped)
-    return str(address)
+    """The request's address (analyst/lib/client_address.py, as the login throttle reads it);
+    None when unknown or not an IP address."""
+    address = None if request is None else as_ip(forwarded_for(request))
+    return None if address is None else str(address)
