@@ -32,7 +32,7 @@ def get_owned(user: AbstractBaseUser, session_id: object) -> AnalysisSession:
 def listed(owner: AbstractBaseUser) -> QuerySet[AnalysisSession]:
     """The owner's sessions as their lists show them, newest first: not the sessions that runs
     of an analysis were made in (analyst.runs.runs), which its runs list."""
-    return AnalysisSession.objects.filter(owner=owner, as_run__isnull=True)
+    return AnalysisSession.objects.filter(owner=owner, as_run__isnull=True).select_related("workspace")
 
 
 def in_workspace(workspace: Workspace) -> QuerySet[AnalysisSession]:
@@ -41,7 +41,7 @@ def in_workspace(workspace: Workspace) -> QuerySet[AnalysisSession]:
     here = Q(workspace=workspace)
     if workspace.personal_of_id is not None:
         here |= Q(workspace__isnull=True, owner_id=workspace.personal_of_id)
-    return AnalysisSession.objects.filter(here, as_run__isnull=True)
+    return AnalysisSession.objects.filter(here, as_run__isnull=True).select_related("workspace")
 
 
 def search(
