@@ -9,6 +9,7 @@ from analyst.api.auth import ApiError, api_view, json_body
 from analyst.realtime import events
 from analyst.sessions import sessions
 from analyst.trust import approvals
+from analyst.workspaces.roles import Action
 
 
 @api_view
@@ -26,7 +27,7 @@ def reject(request: HttpRequest, session_id: str, tool_call_id: str) -> JsonResp
 
 
 def _decide(request: HttpRequest, session_id: str, tool_call_id: str, *, approve: bool) -> JsonResponse:
-    session = sessions.get_owned(request.user, session_id)  # the owner only: a viewer gets 404
+    session = sessions.get_for(request.user, session_id, Action.RUN_CELL)
     try:
         decision = approvals.check_decision(json_body(request), approve=approve)
         decided = approvals.do_decide(session=session, tool_call_id=tool_call_id, decision=decision)

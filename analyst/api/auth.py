@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
@@ -71,6 +72,8 @@ def answered_as_json(view: View, request: HttpRequest, *args: Any, **kwargs: Any
         return error_response(exc.status, exc.code, exc.message, **exc.also)
     except Http404 as exc:
         return error_response(404, "not_found", str(exc) or "not found")
+    except PermissionDenied as exc:  # a member whose role does not allow it: the sentence says so
+        return error_response(403, "forbidden", str(exc) or "not allowed")
     if isinstance(response, HttpResponseNotAllowed):
         refused = error_response(405, "method_not_allowed", f"{request.method} is not allowed here")
         refused["Allow"] = response["Allow"]

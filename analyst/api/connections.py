@@ -10,12 +10,14 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from analyst.api.access import session_for
 from analyst.api.auth import ApiError, api_view, json_body
 from analyst.connections import attachments, registry
 from analyst.connections.kinds import BadConnection
 from analyst.kernels import session_connections as live
 from analyst.models import AnalysisSession
 from analyst.sessions import sessions
+from analyst.workspaces.roles import Action
 
 
 @api_view
@@ -63,7 +65,7 @@ def test(request: HttpRequest, connection_id: int) -> JsonResponse:
 @api_view
 @require_http_methods(["GET", "POST"])
 def session_connections(request: HttpRequest, session_id: str) -> HttpResponse:
-    session = sessions.get_owned(request.user, session_id)
+    session = session_for(request, session_id, Action.SESSION_SETTINGS)
     if request.method == "GET":
         return JsonResponse({"connections": [registry.as_dict(c) for c in attachments.attached(session)]})
     connection = registry.get_named(request.user, json_body(request).get("name"))
@@ -77,7 +79,7 @@ def session_connections(request: HttpRequest, session_id: str) -> HttpResponse:
 @api_view
 @require_http_methods(["DELETE"])
 def session_connection(request: HttpRequest, session_id: str, connection_id: int) -> HttpResponse:
-    session = sessions.get_owned(request.user, session_id)
+    session = sessions.get_for(request.user, session_id, Action.SESSION_SETTINGS)
     attachments.do_detach(session=session, connection_id=connection_id)
     live.reopen(session)
     return HttpResponse(status=204)

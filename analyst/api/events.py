@@ -30,7 +30,7 @@ MAX_PAGE = 5000  # the page loads a long session in one request
 @api_view
 @require_GET
 def session_events(request: HttpRequest, session_id: str) -> HttpResponse:
-    return events_response(request, sessions.get_owned(request.user, session_id).id)
+    return events_response(request, sessions.get_for(request.user, session_id).id)
 
 
 def events_response(
@@ -124,7 +124,10 @@ def sse(event: dict[str, Any]) -> bytes:
 @api_view
 @require_GET
 def artifact(request: HttpRequest, artifact_id: str) -> FileResponse:
-    return artifact_response(Artifact.objects.filter(id=artifact_id, session__owner=request.user).first())
+    found = Artifact.objects.filter(id=artifact_id).first()
+    if found is not None and not sessions.may_read(request.user, found.session_id):
+        found = None  # another workspace's: as if it did not exist
+    return artifact_response(found)
 
 
 def artifact_response(found: Artifact | None) -> FileResponse:

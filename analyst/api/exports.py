@@ -10,12 +10,13 @@ from analyst.api.auth import ApiError, api_view
 from analyst.audit import records as audit_records
 from analyst.models import AnalysisSession
 from analyst.sessions import exports, sessions
+from analyst.workspaces.roles import Action
 
 
 @api_view
 @require_GET
 def export(request: HttpRequest, session_id: str) -> HttpResponseBase:
-    session = sessions.get_owned(request.user, session_id)
+    session = sessions.get_for(request.user, session_id, Action.EXPORT)
     format, bundle = request.GET.get("format", "ipynb"), request.GET.get("bundle", "")
     if bundle not in ("", "zip"):
         raise ApiError(400, "invalid_request", f"unknown bundle {bundle!r}; the one bundle is zip")

@@ -12,6 +12,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpRe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from analyst.accounts import limits as user_limits
+from analyst.api.access import session_for
 from analyst.api.auth import ApiError, api_view, error_response, json_body
 from analyst.audit import records as audit_records
 from analyst.files import reports as file_reports
@@ -21,12 +22,13 @@ from analyst.models import AnalysisSession, DataFile
 from analyst.sessions import sessions
 from analyst.trust import column_marks, dictionary
 from analyst.uploads import uploads
+from analyst.workspaces.roles import Action
 
 
 @api_view
 @require_http_methods(["GET", "POST"])
 def files(request: HttpRequest, session_id: str) -> HttpResponse:
-    session = sessions.get_owned(request.user, session_id)
+    session = session_for(request, session_id, Action.UPLOAD)
     if request.method == "GET":
         base = f"/api/sessions/{session.id}/files"
         return listing(session, f"{base}/download", owner_base=base)
@@ -55,7 +57,7 @@ def listing(session: AnalysisSession, download_base: str, *, owner_base: str | N
 def file(request: HttpRequest, session_id: str, file_id: int) -> HttpResponse:
     """Change what the user says of an upload (PATCH), or delete it: from the sandbox, our storage
     and the session (owner only)."""
-    session = sessions.get_owned(request.user, session_id)
+    session = sessions.get_for(request.user, session_id, Action.UPLOAD)
     if request.method == "PATCH":
         return changed_file(request, session, file_id)
     uploads.do_delete(session=session, file_id=file_id)
@@ -94,7 +96,7 @@ def changed_file(request: HttpRequest, session: AnalysisSession, file_id: int) -
 def read_options(request: HttpRequest, session_id: str, file_id: int) -> HttpResponse:
     """Read an upload again with the delimiter, encoding, decimal mark, header row or sheet the
     user chose (JSON; null for "detect"): 202, and a new ``file_added`` once it is described."""
-    session = sessions.get_owned(request.user, session_id)
+    session = sessions.get_for(request.user, session_id, Action.UPLOAD)
     try:
         options = json.loads(request.body or b"{}")
         data_file = uploads.do_set_read_options(session=session, file_id=file_id, options=options)
@@ -111,7 +113,7 @@ def read_options(request: HttpRequest, session_id: str, file_id: int) -> HttpRes
 @require_POST
 def retry(request: HttpRequest, session_id: str, file_id: int) -> HttpResponse:
     """Place a file whose placement failed again (owner only: 404 for anyone else)."""
-    session = sessions.get_owned(request.user, session_id)
+    session = sessions.get_for(request.user, session_id, Action.UPLOAD)
     try:
         data_file = uploads.do_retry_placement(session=session, file_id=file_id)
     except uploads.PlacementNotFailed as exc:
@@ -122,7 +124,7 @@ def retry(request: HttpRequest, session_id: str, file_id: int) -> HttpResponse:
 @api_view
 @require_GET
 def download(request: HttpRequest, session_id: str) -> HttpResponse:
-    return download_response(sessions.get_owned(request.user, session_id), request.GET.get("path", ""))
+    return download_response(sessions.get_for(request.user, session_id), request.GET.get("path", ""))
 
 
 def download_response(session: AnalysisSession, path: str) -> HttpResponse:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_http_methods
 
+from analyst.api.access import session_for
 from analyst.api.auth import ApiError, api_view, error_response, json_body
 from analyst.runs import publishing
-from analyst.sessions import sessions
+from analyst.workspaces.roles import Action
 
 
 @api_view
@@ -15,7 +16,7 @@ from analyst.sessions import sessions
 def publication(request: HttpRequest, session_id: str) -> HttpResponse:
     """GET: the publication (404 when there is none); POST ``{"sign_in_required": false}``
     publishes the report at /r/<token> (201, or 200 when it already was); DELETE revokes it (204)."""
-    session = sessions.get_owned(request.user, session_id)
+    session = session_for(request, session_id, Action.SHARE)
     if request.method == "DELETE":
         if not publishing.do_revoke(session=session):
             return error_response(404, "not_found", "this session's report is not published")

@@ -8,11 +8,13 @@ from collections.abc import Iterator
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET, require_http_methods
 
+from analyst.api.access import session_for
 from analyst.api.auth import ApiError, api_view, json_body
 from analyst.api.sessions import refusals, replay_refusals
 from analyst.runs import parameters, runs, schedules
-from analyst.sessions import replays, sessions
+from analyst.sessions import replays
 from analyst.sessions.exports.transcript import analysis_cells
+from analyst.workspaces.roles import Action
 
 
 @api_view
@@ -20,7 +22,7 @@ from analyst.sessions.exports.transcript import analysis_cells
 def session_parameters(request: HttpRequest, session_id: str) -> JsonResponse:
     """The analysis's parameters, its parameters cell and the cells that could be it; PUT
     ``{"code": <a cell's code>}`` marks that cell as its parameters cell (``""`` unmarks it)."""
-    session = sessions.get_owned(request.user, session_id)
+    session = session_for(request, session_id, Action.SCHEDULE)
     try:
         if request.method == "PUT":
             parameters.do_mark(session, json_body(request).get("code"))
@@ -40,7 +42,7 @@ def session_parameters(request: HttpRequest, session_id: str) -> JsonResponse:
 def session_runs(request: HttpRequest, session_id: str) -> JsonResponse:
     """The session's runs, newest first; POST ``{"parameters": {...}, "files": {path: upload id},
     "repair": false}`` starts one: 202 with the run."""
-    session = sessions.get_owned(request.user, session_id)
+    session = session_for(request, session_id, Action.SCHEDULE)
     if request.method == "GET":
         return JsonResponse({"runs": [runs.as_dict(run) for run in runs.of_session(session)]})
     body = json_body(request)
@@ -65,7 +67,7 @@ def session_runs(request: HttpRequest, session_id: str) -> JsonResponse:
 @require_GET
 def run_detail(request: HttpRequest, run_id: str) -> JsonResponse:
     """A run: its status, each cell's outcome, and its session's events."""
-    return JsonResponse(runs.as_dict(runs.get_owned(request.user, run_id), details=True))
+    return JsonResponse(runs.as_dict(runs.get_for(request.user, run_id), details=True))
 
 
 @api_view
@@ -73,7 +75,7 @@ def run_detail(request: HttpRequest, run_id: str) -> JsonResponse:
 def session_schedules(request: HttpRequest, session_id: str) -> JsonResponse:
     """The session's schedules; POST ``{"cron", "timezone", "parameters", "retries",
     "notify_emails", "webhook_url", "paused"}`` makes one: 201 with it and its webhook's secret."""
-    session = sessions.get_owned(request.user, session_id)
+    session = session_for(request, session_id, Action.SCHEDULE)
     if request.method == "GET":
         return JsonResponse({"schedules": [schedules.as_dict(s) for s in session.schedules.all()]})
     with schedule_refusals():

@@ -6,11 +6,13 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_http_methods
 
+from analyst.api.access import session_for
 from analyst.api.auth import ApiError, api_view, json_body
 from analyst.connections import session_secrets
 from analyst.kernels import session_connections
 from analyst.models import AnalysisSession
 from analyst.sessions import sessions
+from analyst.workspaces.roles import Action
 
 
 def _listed(session: AnalysisSession, *, status: int = 200) -> JsonResponse:
@@ -21,7 +23,7 @@ def _listed(session: AnalysisSession, *, status: int = 200) -> JsonResponse:
 @api_view
 @require_http_methods(["GET", "POST"])
 def session_secrets_collection(request: HttpRequest, session_id: str) -> JsonResponse:
-    session = sessions.get_owned(request.user, session_id)
+    session = session_for(request, session_id, Action.SESSION_SETTINGS)
     if request.method == "GET":
         return _listed(session)
     body = json_body(request)
@@ -39,7 +41,7 @@ def session_secrets_collection(request: HttpRequest, session_id: str) -> JsonRes
 @api_view
 @require_http_methods(["DELETE"])
 def session_secret(request: HttpRequest, session_id: str, name: str) -> HttpResponse:
-    session = sessions.get_owned(request.user, session_id)
+    session = sessions.get_for(request.user, session_id, Action.SESSION_SETTINGS)
     if not session_secrets.do_delete_secret(session=session, name=name):
         raise ApiError(404, "not_found", f"this session has no secret named {name[:128]!r}")
     session_connections.reopen(session)

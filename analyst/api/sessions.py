@@ -10,6 +10,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from analyst.accounts import limits as user_limits
 from analyst.accounts import usage
+from analyst.api.access import session_for
 from analyst.api.auth import ApiError, api_view, error_response, json_body
 from analyst.api.workspaces import refusals as workspace_refusals
 from analyst.models import AnalysisSession, Turn
@@ -55,7 +56,8 @@ def sessions_collection(request: HttpRequest) -> JsonResponse:
 @api_view
 @require_http_methods(["GET", "PATCH", "DELETE"])
 def session_detail(request: HttpRequest, session_id: str) -> JsonResponse:
-    session = sessions.get_owned(request.user, session_id)
+    change = Action.DELETE_SESSION if request.method == "DELETE" else Action.SESSION_SETTINGS
+    session = session_for(request, session_id, change)
     if request.method == "DELETE":
         sessions.do_delete(session)
         return JsonResponse({"deleted": str(session_id)})
@@ -100,7 +102,9 @@ def cells(request: HttpRequest, session_id: str) -> JsonResponse:
 
 
 def _start(request: HttpRequest, session_id: str, kind: str, field: str) -> JsonResponse:
-    session = sessions.get_owned(request.user, session_id)
+    session = sessions.get_for(
+        request.user, session_id, Action.RUN_CELL if kind == Turn.Kind.CELL else Action.ASK
+    )
     body = json_body(request)
     text = body.get(field)
     if not isinstance(text, str) or not text.strip():
@@ -119,7 +123,7 @@ def _start(request: HttpRequest, session_id: str, kind: str, field: str) -> Json
 def restart_kernel(request: HttpRequest, session_id: str) -> JsonResponse:
     """A fresh kernel, as a turn of its own (none runs beside it): a turn running meanwhile is
     stopped first, its cell ended within the interrupt grace."""
-    session = sessions.get_owned(request.user, session_id)
+    session = sessions.get_for(request.user, session_id, Action.RESTART)
     with refusals():
         turn = turns.do_restart(session=session, user=request.user)
     return _accepted(turn)
@@ -129,7 +133,7 @@ def restart_kernel(request: HttpRequest, session_id: str) -> JsonResponse:
 @require_POST
 def run_all(request: HttpRequest, session_id: str) -> JsonResponse:
     """Restart and run all: the kernel restarted, then the session's current cells in order."""
-    session = sessions.get_owned(request.user, session_id)
+    session = sessions.get_for(request.user, session_id, Action.RUN_CELL)
     with refusals():
         turn = replays.do_run_all(session=session, user=request.user)
     return _accepted(turn)
@@ -140,7 +144,7 @@ def run_all(request: HttpRequest, session_id: str) -> JsonResponse:
 def rerun(request: HttpRequest, session_id: str) -> JsonResponse:
     """The session's current cells in a new session, on ``with`` (an upload) in place of
     ``replace`` (one of this session's): 201 with the new session and its turn."""
-    session = sessions.get_owned(request.user, session_id)
+    session = sessions.get_for(request.user, session_id, Action.RUN_CELL)
     body = json_body(request)
     with refusals(), replay_refusals():
         rerun = replays.check_rerun(
@@ -155,7 +159,7 @@ def rerun(request: HttpRequest, session_id: str) -> JsonResponse:
 @require_POST
 def interrupt_kernel(request: HttpRequest, session_id: str) -> JsonResponse:
     """Interrupt the running cell, keeping its turn (``cancel`` ends the turn)."""
-    interrupted = turns.do_interrupt(session=sessions.get_owned(request.user, session_id))
+    interrupted = turns.do_interrupt(session=sessions.get_for(request.user, session_id, Action.RESTART))
     return JsonResponse({"interrupted": interrupted})
 
 
@@ -163,7 +167,7 @@ def interrupt_kernel(request: HttpRequest, session_id: str) -> JsonResponse:
 @require_POST
 def regenerate(request: HttpRequest, session_id: str, turn_id: int) -> JsonResponse:
     """The session's last question asked again; its earlier answer stays in the log, superseded."""
-    session = sessions.get_owned(request.user, session_id)
+    session = sessions.get_for(request.user, session_id, Action.ASK)
     turn = regenerations.get_turn(session, turn_id)
     with refusals():
         try:
@@ -177,7 +181,7 @@ def regenerate(request: HttpRequest, session_id: str, turn_id: int) -> JsonRespo
 @require_POST
 def branch(request: HttpRequest, session_id: str, turn_id: int) -> JsonResponse:
     """A past question edited: a new session from just before it, where the edited one is asked."""
-    session = sessions.get_owned(request.user, session_id)
+    session = sessions.get_for(request.user, session_id, Action.ASK)
     turn = regenerations.get_turn(session, turn_id)
     body = json_body(request)
     text = body.get("content")
@@ -263,7 +267,7 @@ def _accepted(turn: Turn) -> JsonResponse:
 @api_view
 @require_POST
 def cancel(request: HttpRequest, session_id: str) -> JsonResponse:
-    turn = turns.do_cancel(session=sessions.get_owned(request.user, session_id))
+    turn = turns.do_cancel(session=sessions.get_for(request.user, session_id, Action.RESTART))
     return JsonResponse({"turn": turn.id if turn else None})
 
 
@@ -271,7 +275,7 @@ def cancel(request: HttpRequest, session_id: str) -> JsonResponse:
 @require_POST
 def fork(request: HttpRequest, session_id: str) -> JsonResponse:
     """A copy of the session in the requester's account, kernel state included when saved."""
-    forked = forks.do_fork(source=sessions.get_owned(request.user, session_id), owner=request.user)
+    forked = forks.do_fork(source=sessions.get_for(request.user, session_id, Action.FORK), owner=request.user)
     return JsonResponse(sessions.as_dict(forked), status=201)
 
 

@@ -21,13 +21,13 @@ from sandboxes import InspectionFailed
 @require_GET
 def variables_listing(request: HttpRequest, session_id: str) -> JsonResponse:
     """Always 200 for the owner: ``status`` says whether the kernel answered (see variables.listing)."""
-    return JsonResponse(variables.listing(sessions.get_owned(request.user, session_id)))
+    return JsonResponse(variables.listing(sessions.get_for(request.user, session_id)))
 
 
 @api_view
 @require_GET
 def variable_preview(request: HttpRequest, session_id: str, name: str) -> JsonResponse:
-    session = sessions.get_owned(request.user, session_id)
+    session = sessions.get_for(request.user, session_id)
     try:
         return JsonResponse(variables.preview(session, name))
     except variables.NotATable as exc:
@@ -44,7 +44,7 @@ def variable_preview(request: HttpRequest, session_id: str, name: str) -> JsonRe
 @require_GET
 def variable_rows(request: HttpRequest, session_id: str, name: str) -> JsonResponse:
     """?offset=&limit=&sort=<column>&desc=1&filter=<text>&token=: see table_rows.page."""
-    session = sessions.get_owned(request.user, session_id)
+    session = sessions.get_for(request.user, session_id)
     with _grid_errors():
         offset, limit = _whole(request, "offset", 0), _whole(request, "limit", 50)
         return JsonResponse(table_rows.page(session, _query(request, name), offset=offset, limit=limit))
@@ -54,7 +54,7 @@ def variable_rows(request: HttpRequest, session_id: str, name: str) -> JsonRespo
 @require_GET
 def variable_csv(request: HttpRequest, session_id: str, name: str) -> StreamingHttpResponse:
     """The whole table, filtered and sorted as the grid shows it, as a streamed CSV download."""
-    session = sessions.get_owned(request.user, session_id)
+    session = sessions.get_for(request.user, session_id)
     with _grid_errors():
         limit = settings.ANALYST_GRID_CSV_MAX_BYTES
         chunks = table_rows.csv_chunks(session, _query(request, name), max_bytes=limit)

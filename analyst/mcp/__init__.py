@@ -6,5 +6,5 @@ results, ``server`` declares the tools with the official SDK, ``http`` serves th
 the ``mcp`` management command over stdio.
 
 May import: api and accounts, connections, dispatch, files, kernels, lib, models, ops, realtime, runs,
-sessions, trust, turns, uploads.
+sessions, trust, turns, uploads, workspaces.
 """

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.http import Http404
 
@@ -29,6 +30,7 @@ from analyst.runs import runs
 from analyst.sessions import replays, sessions
 from analyst.turns import turns
 from analyst.uploads import uploads
+from analyst.workspaces.roles import Action
 
 # Why a turn may not start now, each said to the MCP client as the page says it.
 TURN_REFUSED = (turns.TurnRefused, turns.InputTooLong, usage.TokenBudgetExhausted, user_limits.LimitReached)
@@ -58,11 +60,14 @@ class Who:
     client: str
 
 
-def owned(user: AbstractBaseUser, session_id: str) -> AnalysisSession:
+def reachable(user: AbstractBaseUser, session_id: str, action: Action = Action.READ) -> AnalysisSession:
+    """The session, when the caller may do ``action`` in it; Refused, saying why, when not."""
     try:
-        return sessions.get_owned(user, uuid.UUID(session_id))
+        return sessions.get_for(user, uuid.UUID(session_id), action)
     except (Http404, ValueError):
         raise Refused(f"no session {session_id!r} (it does not exist, or it is not yours)") from None
+    except PermissionDenied as exc:
+        raise Refused(str(exc)) from None
 
 
 def session_entry(session: AnalysisSession, base_url: str) -> dict[str, Any]:
@@ -100,7 +105,7 @@ def list_sessions(who: Who) -> list[dict[str, Any]]:
 def start_turn(who: Who, session_id: str, kind: str, text: str) -> tuple[Turn, int, str]:
     """A turn started as the page starts one: (the turn, the seq its events come after, the
     session's url)."""
-    session = owned(who.user, session_id)
+    session = reachable(who.user, session_id, Action.RUN_CELL if kind == Turn.Kind.CELL else Action.ASK)
     via = {"via": "mcp", "client": who.client}
     try:
         turn = turns.do_start_turn(session=session, user=who.user, kind=kind, text=text, via=via)
@@ -113,7 +118,7 @@ def start_turn(who: Who, session_id: str, kind: str, text: str) -> tuple[Turn, i
 def start_run(who: Who, session_id: str, values: dict[str, Any]) -> tuple[Run, str]:
     """A run of the session's analysis with ``values``, as POST /api/sessions/<id>/runs starts
     one: (the run, its session's url)."""
-    session = owned(who.user, session_id)
+    session = reachable(who.user, session_id, Action.SCHEDULE)
     try:
         run = runs.do_start(source=session, user=who.user, values=values)
     except (*TURN_REFUSED, *RUN_REFUSED) as exc:
@@ -135,7 +140,7 @@ def cancel_turn(turn_id: int) -> None:
 
 def upload(who: Who, session_id: str, name: str, content_base64: str) -> int:
     """Store the file and send it to the sandbox, as a browser upload does: its DataFile's id."""
-    session = owned(who.user, session_id)
+    session = reachable(who.user, session_id, Action.UPLOAD)
     limit = min(settings.ANALYST_MCP_MAX_UPLOAD, settings.ANALYST_MAX_UPLOAD)
     if len(content_base64) > (limit + 2) // 3 * 4 + 4:
         raise Refused(
@@ -167,11 +172,11 @@ def placed_file(file_id: int) -> dict[str, Any] | None:
 
 
 def list_files(who: Who, session_id: str) -> list[dict[str, Any]]:
-    return session_files.listing(owned(who.user, session_id))
+    return session_files.listing(reachable(who.user, session_id))
 
 
 def download(who: Who, session_id: str, path: str) -> session_files.Download:
-    session = owned(who.user, session_id)
+    session = reachable(who.user, session_id)
     try:
         return session_files.download(session, path)
     except Http404:

@@ -16,7 +16,14 @@ from analyst.models.shares import ShareLink
 from analyst.models.snapshots import KernelSnapshot
 from analyst.models.tokens import ApiToken
 from analyst.models.usage import ModelCall
-from analyst.models.workspaces import AuditEntry, Comment, Membership, Workspace, WorkspaceInvitation
+from analyst.models.workspaces import (
+    AuditEntry,
+    Comment,
+    Membership,
+    Notification,
+    Workspace,
+    WorkspaceInvitation,
+)
 
 __all__ = [
     "AnalysisSession",
@@ -30,6 +37,7 @@ __all__ = [
     "Invite",
     "KernelSnapshot",
     "Membership",
+    "Notification",
     "Message",
     "ModelCall",
     "Publication",

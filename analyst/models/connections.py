@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 
 from analyst.models.sessions import AnalysisSession
 
@@ -34,13 +35,27 @@ class Connection(models.Model):
     file = models.FileField(upload_to="connections/", blank=True, default="")  # sqlite, duckdb
     # What the last test or attach found: {"tables": [{"name", "columns": [{"name", "type"}]}]}.
     schema = models.JSONField(default=dict, blank=True)
+    # The data dictionary of its tables, as a file's: {"tables": {"<table>": {"text", "columns": {…}}}}
+    dictionary = models.JSONField(default=dict, blank=True)
     # The last test's outcome: {"ok", "category", "message", "at"}.
     checked = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["owner", "name"], name="connection_name_per_owner")]
+        constraints = [
+            # A user's own connections have names of their own; a workspace's, names in the workspace.
+            models.UniqueConstraint(
+                fields=["owner", "name"],
+                condition=Q(workspace__isnull=True),
+                name="connection_name_per_owner",
+            ),
+            models.UniqueConstraint(
+                fields=["workspace", "name"],
+                condition=Q(workspace__isnull=False),
+                name="connection_name_per_workspace",
+            ),
+        ]
         ordering = ["name"]
 
     def __str__(self) -> str:

@@ -31,6 +31,10 @@ class Workspace(models.Model):
         related_name="personal_workspace",
     )
     storage_limit = models.PositiveBigIntegerField(null=True, blank=True)  # bytes; None: the setting
+    # Instructions its admins saved, added to the system prompt of every session in it.
+    instructions = models.TextField(blank=True, default="")
+    # What the model may see in every session in it: "" (each session's own choice) or "schema".
+    privacy = models.CharField(max_length=8, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -93,6 +97,24 @@ class Comment(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
+
+
+class Notification(models.Model):
+    """News for one user about a session they take part in (a comment on it, for now), unread
+    until they open it."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications")
+    session = models.ForeignKey(
+        "analyst.AnalysisSession", on_delete=models.CASCADE, related_name="notifications"
+    )
+    comment = models.ForeignKey(Comment, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    text = models.CharField(max_length=300)
+    created_at = models.DateTimeField(auto_now_add=True)
+    read_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["user", "read_at"], name="notifications_unread")]
 
 
 class AuditEntry(models.Model):

@@ -23,18 +23,21 @@ from django.utils import timezone
 from analyst.connections.attachments import copy_attachments
 from analyst.models import AnalysisSession, DataFile, Event, Run, Schedule, Turn
 from analyst.runs import parameters
-from analyst.sessions import forks, replays
+from analyst.sessions import forks, replays, sessions
 from analyst.turns import turns
 from analyst.uploads import uploads
 
 OUTCOMES = {"replay_done": "done", "replay_stopped": "failed"}
 
 
-def get_owned(user: AbstractBaseUser, run_id: object) -> Run:
+def get_for(user: AbstractBaseUser, run_id: object) -> Run:
+    """A run of a session the user may read; Http404 for any other."""
     try:
-        return Run.objects.select_related("turn", "session", "source").get(id=run_id, requested_by=user)
+        run = Run.objects.select_related("turn", "session", "source").get(id=run_id)
     except (Run.DoesNotExist, ValueError, TypeError):
         raise Http404("no such run") from None
+    sessions.get_for(user, run.source_id)
+    return run
 
 
 def do_start(
@@ -71,7 +74,7 @@ def do_start(
     with transaction.atomic():
         title = f"{source.title} — run"[:200]
         target = AnalysisSession.objects.create(
-            owner=user, title=title, model=source.model, **forks.kept_settings(source)
+            owner=user, title=title, model=source.model, **forks.made_in_place(source)
         )
         copy_attachments(source, target)
         swapped = {original.id for original, _ in swaps}

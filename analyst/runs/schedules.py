@@ -32,9 +32,10 @@ from analyst.accounts import limits as user_limits
 from analyst.models import AnalysisSession, Run, Schedule, Turn
 from analyst.realtime import events
 from analyst.runs import parameters, runs
-from analyst.sessions import replays
+from analyst.sessions import replays, sessions
 from analyst.turns import turns
 from analyst.uploads import uploads
+from analyst.workspaces.roles import Action
 
 log = logging.getLogger(__name__)
 
@@ -224,10 +225,13 @@ def _sync_task(schedule: Schedule) -> None:
 
 
 def get_owned(user: AbstractBaseUser, schedule_id: object) -> Schedule:
+    """The user's schedule of a session they may still schedule runs of; Http404 for any other."""
     try:
-        return Schedule.objects.select_related("session", "periodic_task").get(id=schedule_id, owner=user)
+        schedule = Schedule.objects.select_related("session", "periodic_task").get(id=schedule_id, owner=user)
     except (Schedule.DoesNotExist, ValueError, TypeError):
         raise Http404("no such schedule") from None
+    sessions.get_for(user, schedule.session_id, Action.SCHEDULE)
+    return schedule
 
 
 def as_dict(schedule: Schedule) -> dict[str, Any]:

@@ -79,7 +79,7 @@ def do_branch(
             next_seq=question.seq,
             branched_from=source,
             branched_at=question.seq,
-            **forks.kept_settings(source),
+            **forks.made_in_place(source),
         )
         copy_attachments(source, branch)
         earlier = Q(turn__isnull=True) | Q(turn_id__lt=turn.id)  # a fork's own copied messages have none

@@ -171,6 +171,12 @@ def kept_settings(source: AnalysisSession) -> dict[str, Any]:
     }
 
 
+def made_in_place(source: AnalysisSession) -> dict[str, Any]:
+    """What a session made from ``source`` in its place (a branch, a replay, a run) keeps: its
+    settings and its workspace, where the same members reach it. A fork goes to its maker's own."""
+    return {**kept_settings(source), "workspace_id": source.workspace_id}
+
+
 def copy_files(source: AnalysisSession, fork: AnalysisSession) -> None:
     for data_file in source.files.all():
         copy_file(data_file, fork)

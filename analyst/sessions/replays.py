@@ -154,7 +154,7 @@ def do_rerun(*, rerun: Rerun, user: AbstractBaseUser) -> tuple[AnalysisSession, 
     with transaction.atomic():
         title = f"{source.title} — on {new.name}"[:200]
         target = AnalysisSession.objects.create(
-            owner=user, title=title, model=source.model, **forks.kept_settings(source)
+            owner=user, title=title, model=source.model, **forks.made_in_place(source)
         )
         copy_attachments(source, target)
         for data_file in source.files.exclude(id__in=[original.id, new.id]):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
@@ -13,6 +14,7 @@ from analyst.models import AnalysisSession, Workspace
 from analyst.turns import titles
 from analyst.uploads import shared_files
 from analyst.workspaces import roles
+from analyst.workspaces.roles import Action, Role
 
 SEARCH_WORDS = 10  # a longer query's other words are ignored: each is one more join
 
@@ -21,12 +23,38 @@ class InvalidModel(ValueError):
     pass
 
 
-def get_owned(user: AbstractBaseUser, session_id: object) -> AnalysisSession:
-    """The user's session; Http404 for anyone else's (no hint that it exists)."""
+def get_for(user: AbstractBaseUser, session_id: object, action: Action = Action.READ) -> AnalysisSession:
+    """The session, when ``user`` may do ``action`` in it. Http404 for anyone who is not a member
+    of its workspace (no hint that it exists); PermissionDenied, with the sentence the member
+    reads, when their role does not allow ``action``."""
     try:
-        return AnalysisSession.objects.get(id=session_id, owner=user)
-    except (AnalysisSession.DoesNotExist, ValueError, TypeError):
+        session = AnalysisSession.objects.select_related("workspace").get(id=session_id)
+    except (AnalysisSession.DoesNotExist, ValueError, TypeError, ValidationError):
         raise Http404("no such session") from None
+    role = role_in(user, session)
+    if role is None:
+        raise Http404("no such session")
+    if not roles.may(role, action, owns_session=session.owner_id == user.pk):
+        raise PermissionDenied(roles.refusal(role, action, roles.workspace_of(session)))
+    return session
+
+
+def role_in(user: AbstractBaseUser, session: AnalysisSession) -> Role | None:
+    """The user's role in the session's workspace; a session of no workspace is its owner's alone."""
+    if not user.is_authenticated:
+        return None
+    if session.workspace_id is None:
+        return Role.OWNER if session.owner_id == user.pk else None
+    return roles.role_of(user, session.workspace)
+
+
+def may_read(user: AbstractBaseUser, session_id: object) -> bool:
+    """Whether the user may read the session (what a live view asks again as it goes on)."""
+    try:
+        get_for(user, session_id)
+    except Http404:
+        return False
+    return True
 
 
 def listed(owner: AbstractBaseUser) -> QuerySet[AnalysisSession]:

@@ -26,9 +26,9 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
-from analyst.models import AnalysisSession, ShareLink
+from analyst.models import ShareLink
 from analyst.realtime import events
-from analyst.sessions import shares
+from analyst.sessions import sessions, shares
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ class SessionEventsConsumer(AsyncJsonWebsocketConsumer):
         """The session this connection may read and the groups it listens on, or None."""
         user = self.scope.get("user")
         session_id = self.scope["url_route"]["kwargs"]["session_id"]
-        if user is None or not user.is_authenticated or not await _owns(user, session_id):
+        if user is None or not user.is_authenticated or not await _may_read(user, session_id):
             return None
         return session_id, [events.group_name(session_id)]
 
@@ -235,8 +235,8 @@ def _shared_link(token: str) -> tuple[int, object] | None:
 
 
 @database_sync_to_async
-def _owns(user: Any, session_id: object) -> bool:
-    return AnalysisSession.objects.filter(id=session_id, owner=user).exists()
+def _may_read(user: Any, session_id: object) -> bool:
+    return sessions.may_read(user, session_id)
 
 
 def _after(scope: dict[str, Any]) -> int:

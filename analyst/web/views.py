@@ -21,6 +21,8 @@ from analyst.sessions import branches, exports, forks, samples, sessions, shares
 from analyst.turns import titles
 from analyst.turns.agent.providers import availability
 from analyst.web import limits_shown, workspaces
+from analyst.workspaces import roles
+from analyst.workspaces.roles import Action
 
 RECENT_SESSIONS = 20  # in the session page's sidebar
 
@@ -106,10 +108,14 @@ FIRST_READ = "?after=0&limit=5000&fold=300"
 
 @login_required
 def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
-    session = sessions.get_owned(request.user, session_id)
+    session = sessions.get_for(request.user, session_id)
+    role = sessions.role_in(request.user, session)
+    changes = roles.may(role, Action.ASK)
     base = f"/api/sessions/{session.id}"
     app = {
-        "mode": "owner",
+        # A viewer reads it live, read-only, as a share link's reader does.
+        "mode": "owner" if changes else "viewer",
+        "readonly-text": "" if changes else roles.refusal(role, Action.ASK, roles.workspace_of(session)),
         "session-id": str(session.id),
         "title": session.title,
         "untitled": titles.UNTITLED,  # the name a question replaces (static/app/title.js)
@@ -146,7 +152,7 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
 @login_required
 @require_POST
 def session_rename(request: HttpRequest, session_id: str) -> HttpResponse:
-    session = sessions.get_owned(request.user, session_id)
+    session = sessions.get_for(request.user, session_id, Action.RENAME_SESSION)
     try:
         sessions.do_update(session, title=request.POST.get("title", ""))
     except ValueError as exc:
@@ -159,7 +165,7 @@ def session_rename(request: HttpRequest, session_id: str) -> HttpResponse:
 @login_required
 @require_POST
 def session_delete(request: HttpRequest, session_id: str) -> HttpResponse:
-    sessions.do_delete(sessions.get_owned(request.user, session_id))
+    sessions.do_delete(sessions.get_for(request.user, session_id, Action.DELETE_SESSION))
     messages.info(request, "The session, its sandbox and its files were deleted.")
     return redirect("sessions")
 
@@ -167,7 +173,7 @@ def session_delete(request: HttpRequest, session_id: str) -> HttpResponse:
 @login_required
 @require_POST
 def share_create(request: HttpRequest, session_id: str) -> HttpResponse:
-    session = sessions.get_owned(request.user, session_id)
+    session = sessions.get_for(request.user, session_id, Action.SHARE)
     shares.do_create(
         session=session,
         allow_downloads=request.POST.get("allow_downloads") == "on",
@@ -179,7 +185,7 @@ def share_create(request: HttpRequest, session_id: str) -> HttpResponse:
 @login_required
 @require_POST
 def share_revoke(request: HttpRequest, session_id: str, link_id: int) -> HttpResponse:
-    session = sessions.get_owned(request.user, session_id)
+    session = sessions.get_for(request.user, session_id, Action.SHARE)
     shares.do_revoke(session=session, link_id=link_id)
     return redirect("session", session_id=session.id)
 

@@ -25,6 +25,11 @@ class Action(StrEnum):
     UPLOAD = "upload"
     RESTART = "restart"
     RENAME_SESSION = "rename session"
+    # Its model, privacy, cell approval, secrets and attached connections.
+    SESSION_SETTINGS = "change session settings"
+    SHARE = "share"  # share links and published reports
+    SCHEDULE = "schedule"  # runs with other values, now or on a schedule
+    COMMENT = "comment"
     DELETE_SESSION = "delete session"
     MANAGE_MEMBERS = "manage members"
     MANAGE_CONNECTIONS = "manage connections"
@@ -44,6 +49,10 @@ LEAST_ROLE: dict[Action, Role] = {
     Action.UPLOAD: Role.EDITOR,
     Action.RESTART: Role.EDITOR,
     Action.RENAME_SESSION: Role.EDITOR,
+    Action.SESSION_SETTINGS: Role.EDITOR,
+    Action.SHARE: Role.EDITOR,
+    Action.SCHEDULE: Role.EDITOR,
+    Action.COMMENT: Role.VIEWER,
     Action.DELETE_SESSION: Role.EDITOR,
     Action.MANAGE_MEMBERS: Role.ADMIN,
     Action.MANAGE_CONNECTIONS: Role.ADMIN,
