@@ -37,7 +37,10 @@ def check_reader(user: AbstractBaseUser | AnonymousUser, workspace_id: object) -
     if membership is None:
         raise Http404("no such workspace")
     if membership.role not in READERS:
-        raise PermissionDenied("only the workspace's owners and admins may read its audit log")
+        name = membership.workspace.name
+        raise PermissionDenied(
+            f"only the owners and admins of {name} may read its audit log: ask one of them"
+        )
     return membership.workspace
 
 

@@ -18,6 +18,7 @@ urlpatterns = [
     path("sessions/<uuid:session_id>/", views.session_page, name="session"),
     path("sessions/<uuid:session_id>/rename", views.session_rename, name="session_rename"),
     path("sessions/<uuid:session_id>/delete", views.session_delete, name="session_delete"),
+    path("sessions/<uuid:session_id>/fork", views.session_fork, name="session_fork"),
     path("sessions/<uuid:session_id>/share", views.share_create, name="share_create"),
     path("sessions/<uuid:session_id>/share/<int:link_id>/revoke", views.share_revoke, name="share_revoke"),
     path("settings/instructions/", instructions.instructions_page, name="instructions"),

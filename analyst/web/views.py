@@ -110,7 +110,7 @@ FIRST_READ = "?after=0&limit=5000&fold=300"
 def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
     session = sessions.get_for(request.user, session_id)
     role = sessions.role_in(request.user, session)
-    changes = roles.may(role, Action.ASK)
+    changes, owns = roles.may(role, Action.ASK), session.owner_id == request.user.pk
     base = f"/api/sessions/{session.id}"
     app = {
         # A viewer reads it live, read-only, as a share link's reader does.
@@ -144,6 +144,8 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
         "first_read": f"{base}/events{FIRST_READ}",
         "share_links": shares.active(session),
         "shared": False,
+        "may_change": changes,
+        "may_delete": roles.may(role, Action.DELETE_SESSION, owns_session=owns),
         "recent_sessions": sessions.listed(request.user)[:RECENT_SESSIONS],
     }
     return render(request, "analyst/session.html", context)
@@ -168,6 +170,20 @@ def session_delete(request: HttpRequest, session_id: str) -> HttpResponse:
     sessions.do_delete(sessions.get_for(request.user, session_id, Action.DELETE_SESSION))
     messages.info(request, "The session, its sandbox and its files were deleted.")
     return redirect("sessions")
+
+
+@login_required
+@require_POST
+def session_fork(request: HttpRequest, session_id: str) -> HttpResponse:
+    """A copy of the session in the user's own space, with its files and kernel state: what a
+    viewer of a workspace does to work on a session they may only read."""
+    source = sessions.get_for(request.user, session_id, Action.FORK)
+    try:
+        fork = forks.do_fork(source=source, owner=request.user)
+    except user_limits.LimitReached as exc:
+        messages.error(request, str(exc))
+        return redirect("session", session_id=source.id)
+    return redirect("session", session_id=fork.id)
 
 
 @login_required

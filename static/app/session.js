@@ -170,7 +170,11 @@ app.replaceChildren(header);
 if (rerun) app.append(rerun.form);
 if (!owner) {
   app.append(
-    el("div", { class: "readonly-banner", testid: "readonly-banner", text: "Read-only shared view" }),
+    el("div", {
+      class: "readonly-banner",
+      testid: "readonly-banner",
+      text: config.readonlyText ? capitalised(config.readonlyText) : "Read-only shared view",
+    }),
   );
 }
 const chat = el("div", { class: "chat-column" }, transcriptElement, dock);
@@ -261,3 +265,6 @@ function cookie(name) {
   );
 }
 
+function capitalised(text) {
+  return text.charAt(0).toUpperCase() + text.slice(1) + ".";
+}

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from analyst.models import AnalysisSession, AuditEntry, ShareLink, Workspace
+from analyst.models import AnalysisSession, AuditEntry, Membership, ShareLink, Workspace
+from analyst.models.workspaces import Role
 from tests.api.conftest import upload
 from tests.audit.conftest import ALICE_ADDRESS, only, post_json, recorded
 
@@ -48,6 +49,7 @@ def test_a_question_and_a_cell_with_the_code_hashed_never_kept(
 
 def test_a_session_in_a_team_workspace_records_there(api: Client, session: Any, alice: Any):
     team = Workspace.objects.create(name="Sales")
+    Membership.objects.create(workspace=team, user=alice, role=Role.EDITOR)  # sessions there are members'
     session.workspace = team
     session.save(update_fields=["workspace"])
     post_json(api, f"/api/sessions/{session.id}/messages", {"content": "Totals?"})
