@@ -1,6 +1,6 @@
-"""A user's connections (made, listed, changed, deleted, tested) and the ones each session of theirs
-uses (attached, detached). A change reaches the running sandboxes of the sessions concerned at
-once; the secret is never in an answer."""
+"""Connections, a user's own and their workspaces' (made, listed, changed, deleted, tested: a
+workspace's by its admins), and the ones each session uses (attached, detached). A change reaches
+the running sandboxes of the sessions concerned at once; the secret is never in an answer."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from analyst.api.auth import ApiError, api_view, json_body
 from analyst.connections import attachments, registry
 from analyst.connections.kinds import BadConnection
 from analyst.kernels import session_connections as live
-from analyst.models import AnalysisSession
+from analyst.models import AnalysisSession, Workspace
 from analyst.sessions import sessions
+from analyst.workspaces import members
 from analyst.workspaces.roles import Action
 
 
@@ -24,10 +25,14 @@ from analyst.workspaces.roles import Action
 @require_http_methods(["GET", "POST"])
 def connections_collection(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
-        return JsonResponse({"connections": [registry.as_dict(c) for c in registry.listed(request.user)]})
+        chosen = request.GET.get("workspace")
+        workspace = None if chosen is None else _visible_workspace(request, chosen)
+        listed = registry.listed(request.user, workspace=workspace)
+        return JsonResponse({"connections": [registry.as_dict(c) for c in listed]})
     fields, file = _fields(request)
+    workspace = registry.check_workspace(request.user, fields.pop("workspace", None) or None)
     try:
-        connection = registry.do_create(owner=request.user, fields=fields, file=file)
+        connection = registry.do_create(owner=request.user, fields=fields, file=file, workspace=workspace)
     except BadConnection as exc:
         raise _refused(exc) from None
     return JsonResponse({"connection": registry.as_dict(connection)}, status=201)
@@ -36,7 +41,8 @@ def connections_collection(request: HttpRequest) -> HttpResponse:
 @api_view
 @require_http_methods(["GET", "PATCH", "DELETE"])
 def connection_detail(request: HttpRequest, connection_id: int) -> HttpResponse:
-    connection = registry.get_owned(request.user, connection_id)
+    action = Action.READ if request.method == "GET" else Action.MANAGE_CONNECTIONS
+    connection = registry.get_for(request.user, connection_id, action)
     if request.method == "GET":
         return JsonResponse({"connection": registry.as_dict(connection)})
     users = list(AnalysisSession.objects.filter(attachments__connection=connection))
@@ -58,7 +64,7 @@ def connection_detail(request: HttpRequest, connection_id: int) -> HttpResponse:
 @require_POST
 def test(request: HttpRequest, connection_id: int) -> JsonResponse:
     """Connect from a throwaway sandbox: what was found, or why it failed, in words."""
-    connection = registry.get_owned(request.user, connection_id)
+    connection = registry.get_for(request.user, connection_id, Action.MANAGE_CONNECTIONS)
     return JsonResponse(live.test(connection))
 
 
@@ -68,7 +74,7 @@ def session_connections(request: HttpRequest, session_id: str) -> HttpResponse:
     session = session_for(request, session_id, Action.SESSION_SETTINGS)
     if request.method == "GET":
         return JsonResponse({"connections": [registry.as_dict(c) for c in attachments.attached(session)]})
-    connection = registry.get_named(request.user, json_body(request).get("name"))
+    connection = registry.get_named(request.user, json_body(request).get("name"), session=session)
     try:
         added = live.attach(session, connection)
     except BadConnection as exc:
@@ -83,6 +89,15 @@ def session_connection(request: HttpRequest, session_id: str, connection_id: int
     attachments.do_detach(session=session, connection_id=connection_id)
     live.reopen(session)
     return HttpResponse(status=204)
+
+
+def _visible_workspace(request: HttpRequest, workspace_id: str) -> Workspace:
+    """?workspace=<id>: one the user is a member of; 404 for any other."""
+    try:
+        workspace, _ = members.get_visible(request.user, workspace_id)
+    except members.NotAMember as exc:
+        raise ApiError(404, "not_found", str(exc)) from None
+    return workspace
 
 
 def _fields(request: HttpRequest) -> tuple[dict[str, Any], Any]:

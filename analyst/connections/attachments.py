@@ -1,6 +1,7 @@
-"""Which connections a session's kernel may use: attached and detached by the session's owner,
-kept by a session made from another of the same owner's (a fork, a branch, a run), never by one
-made by someone else; and the secrets they bring."""
+"""Which connections a session's kernel may use: its owner's own, or its workspace's, attached and
+detached; kept by a session made from another where it may use them (the owner's own by the same
+owner's copies, a workspace's by copies in that workspace), never by someone else's fork; and
+the secrets they bring."""
 
 from __future__ import annotations
 
@@ -23,14 +24,23 @@ def attached(session: AnalysisSession) -> list[Connection]:
     )
 
 
+def may_use(session: AnalysisSession, connection: Connection) -> bool:
+    """A workspace's connection serves the sessions of that workspace; a user's own, theirs."""
+    if connection.workspace_id is not None:
+        return connection.workspace_id == session.workspace_id
+    return connection.owner_id == session.owner_id
+
+
 def do_attach(*, session: AnalysisSession, connection: Connection) -> bool:
-    """Attach one of the session owner's connections; whether it was not attached already.
-    Raises BadConnection past MAX_ATTACHED."""
-    if connection.owner_id != session.owner_id:
+    """Attach a connection the session may use; whether it was not attached already. Raises
+    BadConnection past MAX_ATTACHED, or when another attached connection has its name."""
+    if not may_use(session, connection):
         raise Http404("no such connection")
     with transaction.atomic():
         if session.attachments.filter(connection=connection).exists():
             return False
+        if session.attachments.filter(connection__name=connection.name).exists():
+            raise BadConnection(f"this session uses another connection named {connection.name!r} already")
         if session.attachments.count() >= MAX_ATTACHED:
             raise BadConnection(f"a session may use at most {MAX_ATTACHED} connections")
         try:
@@ -58,14 +68,15 @@ def _record(action: str, session: AnalysisSession, connection: Connection) -> No
 
 
 def copy_attachments(source: AnalysisSession, target: AnalysisSession) -> None:
-    """``target``, made from ``source``, uses the same connections when one person owns both;
-    someone else's copy (a fork through a share link) gets none of them."""
-    if source.owner_id != target.owner_id:
-        return
+    """``target``, made from ``source``, uses the same connections where it may (may_use), and its
+    secret variables when one person owns both; someone else's fork gets none of them."""
+    kept = [a.connection for a in source.attachments.select_related("connection")]
     SessionConnection.objects.bulk_create(
-        [SessionConnection(session=target, connection_id=a.connection_id) for a in source.attachments.all()],
+        [SessionConnection(session=target, connection=c) for c in kept if may_use(target, c)],
         ignore_conflicts=True,
     )
+    if source.owner_id != target.owner_id:
+        return
     kept = [(x.name, x.value_sealed) for x in source.secrets.all()]  # and its secret variables, sealed
     SessionSecret.objects.bulk_create(
         [SessionSecret(session=target, name=name, value_sealed=sealed) for name, sealed in kept],

@@ -1,5 +1,6 @@
-"""A user's connections: made, changed and deleted (their fields checked by kinds, their secret
-sealed), found by id or name among the owner's own, and described for the API (never the secret)."""
+"""Connections, a user's own or a workspace's: made, changed and deleted (their fields checked by
+kinds, their secret sealed), found by id or name among those the user may reach (their own, and
+their workspaces', as their role there allows), and described for the API (never the secret)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,18 @@ import os
 from typing import IO, Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
 from django.core.files import File
 from django.db import IntegrityError, transaction
-from django.db.models import Count
+from django.db.models import Count, F, Q, QuerySet
 from django.http import Http404
 
 from analyst.audit import records as audit_records
 from analyst.connections import kinds, sealing
 from analyst.connections.kinds import BadConnection
-from analyst.models import Connection
+from analyst.models import AnalysisSession, Connection, Workspace
+from analyst.workspaces import roles
+from analyst.workspaces.roles import Action
 
 FIELDS = ("name", "kind", "url", "secret", "read_only", "options")
 MAX_SECRET = 10_000
@@ -28,38 +32,108 @@ class NameTaken(BadConnection):
     pass
 
 
-def get_owned(owner: AbstractBaseUser, connection_id: object) -> Connection:
-    """The owner's connection; Http404 for anyone else's (no hint that it exists)."""
+def get_for(user: AbstractBaseUser, connection_id: object, action: Action = Action.READ) -> Connection:
+    """The connection, when ``user`` may do ``action`` to it: their own, or one of a workspace
+    whose role allows it. Http404 for anyone else (no hint that it exists); PermissionDenied,
+    with the sentence the member reads, when their role does not allow ``action``."""
     try:
-        return Connection.objects.get(id=connection_id, owner=owner)
+        connection = Connection.objects.select_related("workspace").get(id=connection_id)
     except (Connection.DoesNotExist, ValueError, TypeError):
         raise Http404("no such connection") from None
+    if connection.workspace_id is None:
+        if connection.owner_id != user.pk:
+            raise Http404("no such connection")
+        return connection
+    role = roles.role_of(user, connection.workspace)
+    if role is None:
+        raise Http404("no such connection")
+    if not roles.may(role, action):
+        raise not_an_admin(connection.workspace)
+    return connection
 
 
-def get_named(owner: AbstractBaseUser, name: object) -> Connection:
-    """The owner's connection called ``name``; Http404 naming theirs when there is none."""
-    found = Connection.objects.filter(owner=owner, name=name).first() if isinstance(name, str) else None
+def get_named(user: AbstractBaseUser, name: object, *, session: AnalysisSession | None = None) -> Connection:
+    """The connection called ``name`` that ``user`` may attach to ``session``: its workspace's
+    first, then (a session of theirs, or none made yet) their own. Http404 naming those there are."""
+    reachable = _attachable(user, session)
+    first = F("workspace_id").asc(nulls_last=True)
+    found = reachable.filter(name=name).order_by(first).first() if isinstance(name, str) else None
     if found is None:
-        theirs = ", ".join(Connection.objects.filter(owner=owner).values_list("name", flat=True)) or "none"
-        raise Http404(f"you have no connection named {name!r} (yours: {theirs})")
+        names = ", ".join(sorted(set(reachable.values_list("name", flat=True)))) or "none"
+        if session is None or session.workspace_id is None:
+            raise Http404(f"you have no connection named {name!r} (yours: {names})")
+        where = session.workspace.name
+        raise Http404(
+            f"no connection named {name!r} may be used in this session of {where} (those that may: {names})"
+        )
     return found
 
 
-def listed(owner: AbstractBaseUser) -> list[Connection]:
-    found = Connection.objects.filter(owner=owner).annotate(attached=Count("attachments"))
-    return list(found.order_by("name"))
+def _attachable(user: AbstractBaseUser, session: AnalysisSession | None) -> QuerySet[Connection]:
+    """The user's own connections when the session is theirs (or not made yet), and those of the
+    session's workspace; a workspace's connection goes only to a session in that workspace."""
+    mine = Q(owner=user, workspace=None) if session is None or session.owner_id == user.pk else Q(pk__in=[])
+    theirs = Q(workspace_id=session.workspace_id) if session and session.workspace_id else Q(pk__in=[])
+    return Connection.objects.filter(mine | theirs)
+
+
+def listed(user: AbstractBaseUser, *, workspace: Workspace | None = None) -> list[Connection]:
+    """The user's own connections and those of each workspace they are a member of; only one
+    workspace's when ``workspace`` is given (the user's personal one: their own)."""
+    if workspace is None:
+        shown = Q(owner=user, workspace=None) | Q(workspace__memberships__user=user)
+    elif workspace.personal_of_id == user.pk:
+        shown = Q(owner=user, workspace=None)
+    else:
+        shown = Q(workspace=workspace)
+    found = Connection.objects.filter(shown).select_related("workspace", "owner__personal_workspace")
+    return list(found.annotate(attached=Count("attachments", distinct=True)).order_by("name", "id"))
+
+
+def check_workspace(user: AbstractBaseUser, workspace_id: object) -> Workspace | None:
+    """The workspace a new connection of ``user``'s goes to: None (their own) for none or their
+    personal one; else a workspace whose admins they are among. Http404 for one they are not a
+    member of; PermissionDenied, saying whom to ask, when they may not manage its connections."""
+    if workspace_id is None:
+        return None
+    try:
+        workspace = Workspace.objects.get(id=int(str(workspace_id)))
+    except (Workspace.DoesNotExist, ValueError):
+        raise Http404("no such workspace") from None
+    if workspace.personal_of_id == user.pk:
+        return None
+    role = roles.role_of(user, workspace)
+    if role is None:
+        raise Http404("no such workspace")
+    if not roles.may(role, Action.MANAGE_CONNECTIONS):
+        raise not_an_admin(workspace)
+    return workspace
+
+
+def not_an_admin(workspace: Workspace) -> PermissionDenied:
+    """What a member who may not manage the workspace's connections reads (a viewer too: the
+    roles' own sentence for viewers speaks of sessions)."""
+    return PermissionDenied(
+        f"only an admin or an owner of {workspace.name} may manage connections: ask one of them"
+    )
 
 
 def do_create(
-    *, owner: AbstractBaseUser, fields: dict[str, Any], file: IO[bytes] | None = None
+    *,
+    owner: AbstractBaseUser,
+    fields: dict[str, Any],
+    file: IO[bytes] | None = None,
+    workspace: Workspace | None = None,
 ) -> Connection:
-    """A connection of ``owner`` from ``fields`` (FIELDS; a file kind's database in ``file``).
-    Raises BadConnection (NameTaken for a name the owner has already)."""
+    """A connection added by ``owner`` from ``fields`` (FIELDS; a file kind's database in
+    ``file``), their own or ``workspace``'s (see check_workspace). Raises BadConnection
+    (NameTaken for a name taken among their own, or the workspace's)."""
     unknown = sorted(set(fields) - set(FIELDS))
     if unknown:
         raise BadConnection(f"a connection has no field {unknown[0]!r} (it has: {', '.join(FIELDS)})")
     kind = kinds.check_kind(fields.get("kind"))
-    connection = Connection(owner=owner, name=kinds.check_name(fields.get("name")), kind=kind)
+    name = kinds.check_name(fields.get("name"))
+    connection = Connection(owner=owner, workspace=workspace, name=name, kind=kind)
     _set(connection, {"url": "", "options": {}, "secret": "", "read_only": True, **fields})
     if kinds.is_file_kind(kind):
         if file is None:
@@ -130,7 +204,9 @@ def _save(connection: Connection) -> None:
         with transaction.atomic():
             connection.save()
     except IntegrityError:
-        raise NameTaken(f"you already have a connection named {connection.name!r}") from None
+        workspace = connection.workspace
+        whose = "you already have" if workspace is None else f"{workspace.name} already has"
+        raise NameTaken(f"{whose} a connection named {connection.name!r}") from None
 
 
 def secret_of(connection: Connection) -> str:
@@ -152,10 +228,20 @@ def as_dict(connection: Connection) -> dict[str, Any]:
         "file": _file_entry(connection),
         "schema": connection.schema,
         "checked": connection.checked,
+        "workspace": _workspace_entry(connection),
         "sessions": connection.attachments.count() if attached is None else attached,
         "created_at": connection.created_at.isoformat(),
         "updated_at": connection.updated_at.isoformat(),
     }
+
+
+def _workspace_entry(connection: Connection) -> dict[str, Any] | None:
+    """Where the connection lives: its workspace, or (its owner's own) their personal one."""
+    if connection.workspace is not None:
+        workspace = connection.workspace
+    else:
+        workspace = getattr(connection.owner, "personal_workspace", None)
+    return None if workspace is None else {"id": workspace.id, "name": workspace.name}
 
 
 def _file_entry(connection: Connection) -> dict[str, Any] | None:

@@ -70,6 +70,14 @@ def reachable(user: AbstractBaseUser, session_id: str, action: Action = Action.R
         raise Refused(str(exc)) from None
 
 
+def access_lost(user: AbstractBaseUser, session_id: object) -> str | None:
+    """Why the user may no longer read the session (their membership of its workspace ended),
+    or None while they may."""
+    if sessions.may_read(user, session_id):
+        return None
+    return "you may no longer read this session: you are not a member of its workspace any more"
+
+
 def session_entry(session: AnalysisSession, base_url: str) -> dict[str, Any]:
     return {
         "session_id": str(session.id),
@@ -82,8 +90,8 @@ def session_entry(session: AnalysisSession, base_url: str) -> dict[str, Any]:
 
 
 def create_session(who: Who, title: str | None, connections: list[str] | None = None) -> dict[str, Any]:
-    """A new session of the caller's, using their ``connections`` (by name; none made when one is
-    not theirs)."""
+    """A new session of the caller's (in their own workspace), using their own ``connections`` (by
+    name, as registry.get_named finds them; none made when one may not be used there)."""
     try:
         chosen = [registry.get_named(who.user, name) for name in dict.fromkeys(connections or [])]
     except Http404 as exc:

@@ -31,7 +31,7 @@ def multipart(fields: dict[str, str], filename: str, content: bytes) -> bytes:
     return body + content + f"\r\n--{BOUNDARY}--\r\n".encode()
 
 
-def test_a_postgres_connection_made_listed_read_and_deleted(api):
+def test_a_postgres_connection_made_listed_read_and_deleted(api, alice):
     made = post_json(api, "/api/connections", WAREHOUSE)
     assert made.status_code == 201, made.content
     connection = made.json()["connection"]
@@ -45,8 +45,9 @@ def test_a_postgres_connection_made_listed_read_and_deleted(api):
     assert connection["checked"] == {} and connection["schema"] == {}
     assert set(connection) == {
         "id", "name", "kind", "url", "read_only", "options", "has_secret", "file", "schema",
-        "checked", "sessions", "created_at", "updated_at",
+        "checked", "workspace", "sessions", "created_at", "updated_at",
     }  # fmt: skip
+    assert connection["workspace"] == {"id": alice.personal_workspace.id, "name": "Personal"}
 
     listed = api.get("/api/connections").json()["connections"]
     assert [c["id"] for c in listed] == [connection["id"]]
