@@ -7,6 +7,9 @@ one run for it: the unique (schedule, due time, try) of a Run makes a second sen
 time (beat restarted between sending and saving) start nothing. A run still queued or running
 when the next is due is not doubled: that due time is skipped, and said. A failed run is tried
 again ``retries`` times (ANALYST_SCHEDULE_RETRIES unless the schedule says), then reported.
+A schedule whose owner may no longer schedule runs of its session (removed from its workspace,
+or made a viewer) stops: paused, its beat task disabled, and the reason said in the session; at
+once when the membership changes (runs/member_changes.py), and again when beat's task comes.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from analyst.runs import parameters, runs
 from analyst.sessions import replays, sessions
 from analyst.turns import turns
 from analyst.uploads import uploads
+from analyst.workspaces import roles
 from analyst.workspaces.roles import Action
 
 log = logging.getLogger(__name__)
@@ -267,6 +271,9 @@ def start_due_run(schedule_id: int, now: datetime.datetime | None = None) -> Run
     if not schedule.owner.is_active:
         do_update(schedule, {"paused": True})
         return None
+    if not owner_may_schedule(schedule):
+        do_stop_for_owner(schedule)
+        return None
     due = latest_due(schedule.cron, schedule.timezone, now)
     if due is None or Run.objects.filter(schedule=schedule, due_at=due).exists():
         return None
@@ -277,6 +284,29 @@ def start_due_run(schedule_id: int, now: datetime.datetime | None = None) -> Run
         )
         return None
     return _start(schedule, due, attempt=1)
+
+
+def owner_may_schedule(schedule: Schedule) -> bool:
+    """Whether the schedule's owner may still start runs of its session (an editor or more of
+    its workspace)."""
+    return roles.may(sessions.role_in(schedule.owner, schedule.session), Action.SCHEDULE)
+
+
+def do_stop_for_owner(schedule: Schedule) -> None:
+    """Pause a schedule its owner may no longer keep, saying so in its session."""
+    do_update(schedule, {"paused": True})
+    who, where = schedule.owner.get_username(), roles.workspace_of(schedule.session).name
+    _say(schedule, f"This schedule ({schedule.cron}) is paused: {who} is no longer an editor of {where}.")
+
+
+def stop_schedules_of(*, user_id: object, workspace_id: object) -> list[Schedule]:
+    """Stop the user's schedules of the workspace's sessions that they may no longer keep (their
+    membership just went, or changed); those stopped."""
+    found = Schedule.objects.filter(owner_id=user_id, session__workspace_id=workspace_id, paused=False)
+    stopped = [s for s in found.select_related("session__workspace", "owner") if not owner_may_schedule(s)]
+    for schedule in stopped:
+        do_stop_for_owner(schedule)
+    return stopped
 
 
 def _start(schedule: Schedule, due: datetime.datetime, *, attempt: int) -> Run | None:
