@@ -454,6 +454,9 @@ ANALYST_LIMIT_LIVE_SANDBOXES = envint("ANALYST_LIMIT_LIVE_SANDBOXES", 3)
 # Requests of one user's saved while the task queue was unreachable, waiting for it (they do not
 # count as running turns until sent); past it, a new one is refused.
 ANALYST_LIMIT_WAITING_TURNS = envint("ANALYST_LIMIT_WAITING_TURNS", 3)
+# What the sessions of a team workspace may store together (uploads, charts, saved kernels), on
+# top of each user's limit; its admins may set another figure for it (0: no limit).
+ANALYST_WORKSPACE_STORAGE = envbytes("ANALYST_WORKSPACE_STORAGE", 10 << 30)
 
 # Operations: /healthz and /metrics.
 # Workers refresh a heartbeat in Redis this often (seconds); /healthz fails after three missed.

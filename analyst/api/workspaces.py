@@ -8,12 +8,13 @@ from collections.abc import Iterator
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from analyst.accounts import workspace_storage
 from analyst.api.auth import ApiError, api_view, json_body
 from analyst.audit import records as audit_records
 from analyst.models import Membership, Workspace
 from analyst.models.workspaces import Role
 from analyst.workspaces import invitations, members
-from analyst.workspaces.roles import Action
+from analyst.workspaces.roles import Action, may
 
 
 @contextlib.contextmanager
@@ -66,8 +67,38 @@ def workspace_detail(request: HttpRequest, workspace_id: int) -> JsonResponse:
             members.do_delete(workspace=workspace, by=request.user)
             return JsonResponse({"deleted": workspace_id})
         if request.method == "PATCH":
-            members.do_rename(workspace=workspace, by=request.user, name=json_body(request).get("name"))
-    return JsonResponse(workspace_dict(workspace, role))
+            body = json_body(request)
+            if "storage_limit" in body:  # checked first: a bad value changes nothing
+                limit = check_storage_limit(request, workspace, body["storage_limit"])
+            if "name" in body or "storage_limit" not in body:
+                members.do_rename(workspace=workspace, by=request.user, name=body.get("name"))
+            if "storage_limit" in body:
+                workspace_storage.do_set_limit(workspace=workspace, limit=limit)
+                detail = {"limit": limit}
+                audit_records.record(
+                    "workspace_storage", user=request.user, workspace=workspace, detail=detail
+                )
+    return JsonResponse({**workspace_dict(workspace, role), "storage": storage_dict(workspace)})
+
+
+def check_storage_limit(request: HttpRequest, workspace: Workspace, value: object) -> int | None:
+    """The storage limit an admin or owner sets for a team workspace (None: the setting's)."""
+    if not may(members.check_member(request.user, workspace), Action.MANAGE_SETTINGS):
+        raise members.NotAllowed(
+            f"only an admin or an owner of {workspace.name} may change its storage limit: ask one of them"
+        )
+    if workspace.personal_of_id is not None:
+        raise members.Conflict("a personal workspace's storage is its owner's: it has no limit of its own")
+    try:
+        return workspace_storage.check_limit(value)
+    except workspace_storage.BadLimit as exc:
+        raise members.Invalid(str(exc)) from None
+
+
+def storage_dict(workspace: Workspace) -> dict[str, object] | None:
+    """What a team workspace's sessions store, and its limit; None for a personal one (its
+    owner's limit is its limit)."""
+    return None if workspace.personal_of_id is not None else workspace_storage.as_dict(workspace)
 
 
 @api_view

@@ -39,6 +39,7 @@ ACTIONS = frozenset(
         "member_add",
         "member_remove",
         "member_role",
+        "workspace_storage",
     }
 )
 

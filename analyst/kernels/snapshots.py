@@ -24,6 +24,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from analyst.accounts import limits as user_limits
+from analyst.accounts import workspace_storage
 from analyst.accounts.storage import stored_bytes
 from analyst.kernels import hosts as sandbox_hosts
 from analyst.kernels import live_sandboxes
@@ -108,17 +109,15 @@ def take(session: AnalysisSession, sandbox: Sandbox, turn: Turn | None) -> Kerne
 
 
 def over_limit(session: AnalysisSession, info: SnapshotInfo) -> str | None:
-    """Why ``info``, a new snapshot of ``session``, may not be kept (its owner's storage limit),
-    or None. The snapshots it would prune count as gone; a snapshot that grows nothing passes."""
-    owner = session.owner
-    limit = user_limits.limits_for(owner).stored_bytes
-    if not limit:
-        return None
+    """Why ``info``, a new snapshot of ``session``, may not be kept (its owner's storage limit, or
+    its team workspace's), or None. The snapshots it would prune count as gone; a snapshot that
+    grows nothing passes."""
     keep = max(settings.ANALYST_SNAPSHOTS_KEPT - 1, 0)  # the new one is kept among them
     pruned = list(session.snapshots.order_by("-id").values_list("id", flat=True)[keep:])
-    stored = stored_bytes(owner)
-    after = stored_bytes(owner, leaving=pruned) + info.size
-    if after <= limit or after <= stored:
+    past = _past_owners_limit(session, info.size, pruned) or workspace_storage.past_limit(
+        session, adding=info.size, leaving=pruned
+    )
+    if past is None:
         return None
     previous = latest(session)
     if previous is None:
@@ -128,8 +127,21 @@ def over_limit(session: AnalysisSession, info: SnapshotInfo) -> str | None:
         kept = f"The state saved at {when} is kept: if this kernel expires, it comes back as it was then."
     return (
         f"The kernel's variables and files ({human_size(info.size)}) were not saved: they would take"
-        f" your files, charts and saved kernels past your {human_size(limit)} (they take"
-        f" {human_size(stored)}). {kept} Delete files or sessions, or free large variables, to make room."
+        f" {past}. {kept} Delete files or sessions, or free large variables, to make room."
+    )
+
+
+def _past_owners_limit(session: AnalysisSession, size: int, pruned: list[int]) -> str | None:
+    owner = session.owner
+    limit = user_limits.limits_for(owner).stored_bytes
+    if not limit:
+        return None
+    stored = stored_bytes(owner)
+    after = stored_bytes(owner, leaving=pruned) + size
+    if after <= limit or after <= stored:
+        return None
+    return (
+        f"your files, charts and saved kernels past your {human_size(limit)} (they take {human_size(stored)})"
     )
 
 

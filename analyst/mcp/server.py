@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
@@ -177,18 +178,37 @@ def build(caller: Caller) -> MCPServer:
         ctx: Context, session_id: str, kind: str, text: str, result: Callable[..., CallToolResult]
     ) -> CallToolResult:
         turn, after, url = await as_caller(ctx, calls.start_turn, session_id, kind, text)
-        seen = await following.follow(turn.id, turn.session_id, after, Progress(ctx).hear)
+        seen = await follow_as_caller(ctx, turn.id, turn.session_id, after)
         outcome = await database_sync_to_async(content.outcome)(turn.session_id, seen)
         return result(outcome, url)
 
-    declare_runs(server, as_caller)
+    follow_as_caller = follower(caller)
+    declare_runs(server, as_caller, follow_as_caller)
     return server
 
 
 AsCaller = Callable[..., Awaitable[Any]]
+Follow = Callable[[Context, int, object, int], Awaitable[list[dict[str, Any]]]]
 
 
-def declare_runs(server: MCPServer, as_caller: AsCaller) -> None:
+def follower(caller: Caller) -> Follow:
+    """How a tool waits for its turn: its events, for as long as the caller may read its session;
+    a caller removed from the session's workspace meanwhile gets a tool error, and the turn stops."""
+
+    async def follow_as_caller(
+        ctx: Context, turn_id: int, session_id: object, after: int
+    ) -> list[dict[str, Any]]:
+        user, _ = await caller(ctx)
+        access_lost = functools.partial(database_sync_to_async(calls.access_lost), user, session_id)
+        try:
+            return await following.follow(turn_id, session_id, after, Progress(ctx).hear, access_lost)
+        except calls.Refused as exc:
+            raise ToolError(str(exc)) from None
+
+    return follow_as_caller
+
+
+def declare_runs(server: MCPServer, as_caller: AsCaller, follow_as_caller: Follow) -> None:
     """The tools of runs of an analysis (analyst.runs.runs)."""
 
     @server.tool()
@@ -204,7 +224,7 @@ def declare_runs(server: MCPServer, as_caller: AsCaller) -> None:
         kernel) with other values for its parameters, as a scheduled run would. Returns what
         the cells printed and drew, and each cell's outcome; a failing cell ends the run."""
         run, url = await as_caller(ctx, calls.start_run, session_id, parameters)
-        seen = await following.follow(run.turn_id, run.session_id, 0, Progress(ctx).hear)
+        seen = await follow_as_caller(ctx, run.turn_id, run.session_id, 0)
         outcome = await database_sync_to_async(content.outcome)(run.session_id, seen)
         summary = await database_sync_to_async(calls.run_summary)(run.id)
         return content.run_result(outcome, summary, url)

@@ -18,6 +18,7 @@ from django.db import transaction
 from django.http import Http404
 
 from analyst.accounts import limits as user_limits
+from analyst.accounts import workspace_storage
 from analyst.audit import records as audit_records
 from analyst.files.artifacts import save_whole
 from analyst.files.reading import is_packed
@@ -78,7 +79,8 @@ def accepted_kinds() -> str:
 
 def do_upload(*, session: AnalysisSession, upload: UploadedFile) -> DataFile:
     """Keep our copy and enqueue its trip into the sandbox; a re-upload replaces the old file.
-    Raises UploadRefused, user_limits.LimitReached (past the owner's storage limit), or
+    Raises UploadRefused, user_limits.LimitReached (past the owner's storage limit, or its team
+    workspace's), or
     StorageFull (then nothing is kept, and the old file stays). The
     returned file's ``enqueued`` is False when the broker did not take its placement: it is kept
     all the same, and the reconciler sends it once the broker is back."""
@@ -90,6 +92,7 @@ def do_upload(*, session: AnalysisSession, upload: UploadedFile) -> DataFile:
             replaced.delete()
             shared_files.release([replaced.stored])  # unless a fork's copy still names it
         user_limits.check_storage(session.owner, adding=upload.size, what=name)  # the replaced one freed
+        workspace_storage.check_storage(session, adding=upload.size, what=name)
         data_file = DataFile(session=session, name=name, path=path, size=upload.size)
         stem, dot, extension = name.rpartition(".")
         unique = f"{stem}_{secrets.token_hex(4)}{dot}{extension}"  # see save_whole

@@ -57,8 +57,10 @@ def test_a_non_member_gets_404_for_everything_of_the_workspace(team, mallory):
 
 def test_every_member_reads_it_with_their_role(team):
     for name, role in [("olga", "owner"), ("adam", "admin"), ("eve", "editor"), ("vic", "viewer")]:
-        answer = client_of(name).get(f"/api/workspaces/{team.id}")
-        assert answer.json() == {"id": team.id, "name": "Team", "personal": False, "role": role}
+        answer = client_of(name).get(f"/api/workspaces/{team.id}").json()
+        shown = {key: answer[key] for key in ("id", "name", "personal", "role")}
+        assert shown == {"id": team.id, "name": "Team", "personal": False, "role": role}
+        assert answer["storage"]["used"] == 0  # and its limit (test_workspace_storage.py)
 
 
 def test_only_an_owner_renames_it(team):

@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 
 from analyst.accounts import limits as user_limits
-from analyst.accounts import usage
+from analyst.accounts import usage, workspace_storage
 from analyst.connections.session_secrets import redactor_for
 from analyst.files.artifacts import store_bundle
 from analyst.kernels import snapshots as kernel_snapshots
@@ -343,9 +343,11 @@ class TurnRunner:
         return execution
 
     def no_room(self, what: str, size: int) -> str | None:
-        """Why a result's part is not stored: it would take the owner past their storage limit."""
+        """Why a result's part is not stored: it would take the owner past their storage limit, or
+        the session's team workspace past its own."""
         try:
             user_limits.check_storage(self.session.owner, adding=size, what=what[:1].upper() + what[1:])
+            workspace_storage.check_storage(self.session, adding=size, what=what[:1].upper() + what[1:])
         except user_limits.LimitReached as exc:
             return str(exc)
         return None
