@@ -64,13 +64,15 @@ def session_detail(request: HttpRequest, session_id: str) -> JsonResponse:
     if request.method == "PATCH":
         body = json_body(request)
         try:
-            privacy_settings = privacy.checked_settings(body)  # checked first too
+            privacy_settings = privacy.checked_settings(body, session)  # checked first too
             if "approve_cells" in body:  # checked first: a bad value changes nothing
                 approvals.do_set_mode(session, body["approve_cells"])
             sessions.do_update(session, title=body.get("title"), model=body.get("model"))
             privacy.do_set(session, privacy_settings)
         except sessions.InvalidModel as exc:
             raise ApiError(400, "invalid_model", str(exc)) from None
+        except privacy.SetByWorkspace as exc:
+            raise ApiError(409, "set_by_workspace", str(exc)) from None
         except ValueError as exc:
             raise ApiError(400, "invalid_request", str(exc)) from None
     # Whether its model can answer here, and if not why: the page turns Send off and says so.

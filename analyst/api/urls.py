@@ -69,6 +69,7 @@ urlpatterns = [
     path("invitations/<str:token>/accept", workspaces.accept),
     path("shared/<str:token>/events", shared.shared_events),
     path("shared/<str:token>/artifacts/<uuid:artifact_id>", shared.shared_artifact),
+    path("workspaces/<int:workspace_id>/instructions", instructions.workspace_instructions),
     path("shared/<str:token>/files", shared.shared_files),
     path("shared/<str:token>/files/download", shared.shared_download),
     path("workspaces/<int:workspace_id>/audit", audit.audit_page),

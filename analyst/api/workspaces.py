@@ -14,6 +14,7 @@ from analyst.audit import records as audit_records
 from analyst.models import Membership, Workspace
 from analyst.models.workspaces import Role
 from analyst.workspaces import invitations, members
+from analyst.trust import privacy
 from analyst.workspaces.roles import Action, may
 
 
@@ -68,17 +69,23 @@ def workspace_detail(request: HttpRequest, workspace_id: int) -> JsonResponse:
             return JsonResponse({"deleted": workspace_id})
         if request.method == "PATCH":
             body = json_body(request)
-            if "storage_limit" in body:  # checked first: a bad value changes nothing
+            if "privacy" in body:  # checked first: a bad value changes nothing
+                privacy.check_workspace_mode(body["privacy"])
+            if "storage_limit" in body:
                 limit = check_storage_limit(request, workspace, body["storage_limit"])
-            if "name" in body or "storage_limit" not in body:
+            if "name" in body or not {"privacy", "storage_limit"} & body.keys():
                 members.do_rename(workspace=workspace, by=request.user, name=body.get("name"))
             if "storage_limit" in body:
+            if "privacy" in body:
+                privacy.do_set_for_workspace(workspace=workspace, by=request.user, mode=body["privacy"])
                 workspace_storage.do_set_limit(workspace=workspace, limit=limit)
                 detail = {"limit": limit}
                 audit_records.record(
                     "workspace_storage", user=request.user, workspace=workspace, detail=detail
                 )
-    return JsonResponse({**workspace_dict(workspace, role), "storage": storage_dict(workspace)})
+    # "privacy": "schema" when every session in it is in schema mode (analyst.trust.privacy)
+    detail = {"privacy": workspace.privacy, "storage": storage_dict(workspace)}
+    return JsonResponse({**workspace_dict(workspace, role), **detail})
 
 
 def check_storage_limit(request: HttpRequest, workspace: Workspace, value: object) -> int | None:

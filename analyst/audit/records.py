@@ -39,6 +39,8 @@ ACTIONS = frozenset(
         "member_add",
         "member_remove",
         "member_role",
+        "workspace_instructions",
+        "workspace_privacy",
         "workspace_storage",
     }
 )

@@ -19,6 +19,7 @@ from analyst.connections.attachments import copy_attachments, uses_secrets
 from analyst.kernels import snapshots as kernel_snapshots
 from analyst.models import AnalysisSession, Artifact, DataFile, Event, KernelSnapshot, Message
 from analyst.realtime import events
+from analyst.trust import privacy
 from analyst.uploads import shared_files
 
 FRESH_KERNEL = (
@@ -163,9 +164,11 @@ def _renamed(payload: dict[str, object], renamed: dict[str, str]) -> dict[str, o
 
 def kept_settings(source: AnalysisSession) -> dict[str, Any]:
     """What a session made from ``source`` (a fork, a branch, a replay on another file, a run)
-    keeps of its settings: what the model may see of the data, and which cells wait for a person."""
+    keeps of its settings: what the model may see of the data (the mode in effect: a fork of a
+    session its workspace keeps in schema mode stays in it, wherever it goes), and which cells
+    wait for a person."""
     return {
-        "privacy": source.privacy,
+        "privacy": privacy.effective(source),
         "send_chart_images": source.send_chart_images,
         "approve_cells": source.approve_cells,
     }

@@ -7,6 +7,10 @@ Policy, which turns text (a tool result, a note, the system prompt) into what th
   a cell displays reach the model as shape, dtypes and numeric summaries (table_summaries), and
   file descriptions carry no row.
 
+A workspace in schema mode (Workspace.privacy) puts every session in it in schema mode, whatever
+the session's own setting: ``effective`` is the one answer to "what mode is this session in",
+and everything that filters asks it.
+
 Values are found by the set the describer kept per table (at most analyst.files.reports
 MAX_VALUES, from the rows it read), so a value the model's code transformed (upper-cased aside)
 or one past those rows is not caught: this keeps rows from the model, it does not prove that
@@ -19,15 +23,22 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.contrib.auth.models import AbstractBaseUser
+
+from analyst.audit import records as audit_records
 from analyst.files import reports as file_reports
-from analyst.models import AnalysisSession, DataFile
+from analyst.models import AnalysisSession, DataFile, Workspace
 from analyst.models.sessions import Privacy
+from analyst.trust import session_workspace
 from analyst.trust.table_summaries import table_summary
 from analyst.trust.tables import table_key
 from analyst.trust.value_matcher import ValueMatcher
+from analyst.workspaces import members
+from analyst.workspaces.roles import Action
 from sandboxes import Execution, Result
 
 SENSITIVE = "sensitive"
+WORKSPACE_MODES = ("", Privacy.SCHEMA)  # a workspace's: each session chooses, or schema for all
 MAX_VALUES = 50_000  # over all of a session's files
 NO_IMAGE = "[a chart was displayed to the user; its image is not sent to you in this session]"
 SCHEMA_NOTE = (
@@ -68,14 +79,27 @@ class Policy:
         return " ".join(notes)
 
 
-def checked_settings(body: dict[str, Any]) -> dict[str, Any]:
-    """The privacy settings a PATCH of the session gives ("privacy", "send_chart_images"),
-    checked; ValueError names the bad one."""
+class SetByWorkspace(ValueError):
+    """The session's workspace keeps every session in it in schema mode."""
+
+
+def checked_settings(body: dict[str, Any], session: AnalysisSession | None = None) -> dict[str, Any]:
+    """The privacy settings a PATCH of ``session`` gives ("privacy", "send_chart_images"),
+    checked; ValueError names the bad one, SetByWorkspace refuses "full" where the workspace
+    says schema."""
     given = {key: body[key] for key in ("privacy", "send_chart_images") if key in body}
     if "privacy" in given and given["privacy"] not in Privacy.values:
         raise ValueError('\'privacy\' must be "full" or "schema"')
     if "send_chart_images" in given and not isinstance(given["send_chart_images"], bool):
         raise ValueError("'send_chart_images' must be true or false")
+    setter = (
+        set_by_workspace(session) if session is not None and given.get("privacy") == Privacy.FULL else None
+    )
+    if setter is not None:
+        raise SetByWorkspace(
+            f"the workspace {setter.name} keeps every session in it in schema mode, so this one cannot"
+            " send full outputs to the model: ask an admin of the workspace to change its privacy"
+        )
     return given
 
 
@@ -89,7 +113,55 @@ def do_set(session: AnalysisSession, settings: dict[str, Any]) -> None:
 
 
 def as_dict(session: AnalysisSession) -> dict[str, Any]:
-    return {"privacy": session.privacy, "send_chart_images": session.send_chart_images}
+    """The settings as the API and the page show them: ``privacy`` the mode in effect, and the
+    workspace's name in ``privacy_set_by`` when it is the workspace's (null when the session's own)."""
+    setter = set_by_workspace(session)
+    return {
+        "privacy": effective(session),
+        "privacy_set_by": setter.name if setter is not None else None,
+        "send_chart_images": session.send_chart_images,
+    }
+
+
+def set_by_workspace(session: AnalysisSession) -> Workspace | None:
+    """The session's workspace when its privacy puts the session in schema mode, else None."""
+    workspace = session_workspace.current(session)
+    return workspace if workspace.privacy == Privacy.SCHEMA else None
+
+
+def effective(session: AnalysisSession) -> str:
+    """The session's privacy mode in effect (a Privacy value): schema when its workspace says so,
+    else its own setting as saved now."""
+    if set_by_workspace(session) is not None:
+        return Privacy.SCHEMA
+    session.refresh_from_db(fields=["privacy"])
+    return session.privacy
+
+
+def check_workspace_mode(mode: object) -> str:
+    if mode not in WORKSPACE_MODES:
+        raise members.Invalid(
+            '\'privacy\' must be "schema" (every session in the workspace in schema mode) or "" (each'
+            " session chooses)"
+        )
+    return str(mode)
+
+
+def do_set_for_workspace(*, workspace: Workspace, by: AbstractBaseUser, mode: object) -> Workspace:
+    """Set the workspace's privacy (check_workspace_mode), when ``by`` may manage its settings
+    (members.NotAMember, members.NotAllowed otherwise); its sessions follow from their next
+    request to the model. Recorded in the audit log."""
+    members.check_may(by, workspace, Action.MANAGE_SETTINGS)
+    was, workspace.privacy = workspace.privacy, check_workspace_mode(mode)
+    workspace.save(update_fields=["privacy"])
+    audit_records.record(
+        "workspace_privacy",
+        user=by,
+        workspace=workspace,
+        target=f"workspace:{workspace.id}",
+        detail={"privacy": workspace.privacy, "was": was},
+    )
+    return workspace
 
 
 def withheld_line(found: Counter[str]) -> str:
@@ -103,8 +175,8 @@ def withheld_line(found: Counter[str]) -> str:
 def policy_for(session: AnalysisSession) -> Policy:
     """The session's policy as of now (its mode and image setting read again, so a change made
     during a turn holds from its next request): the values its mode and marks withhold."""
-    session.refresh_from_db(fields=["privacy", "send_chart_images"])
-    schema = session.privacy == Privacy.SCHEMA
+    session.refresh_from_db(fields=["send_chart_images"])
+    schema = effective(session) == Privacy.SCHEMA
     values: dict[str, str] = {}
     for data_file in session.files.filter(placement=DataFile.Placement.READY):
         for key, table in _tables(data_file):
@@ -130,7 +202,7 @@ def file_summary(session: AnalysisSession, data_file: DataFile) -> str:
     """A file as the model reads of it: with no preview and no sample values in schema mode, or
     when a column of it is sensitive (a sample is cut short: its value would not be found whole)."""
     marked = any(SENSITIVE in columns.values() for columns in data_file.column_marks.values())
-    if (session.privacy != Privacy.SCHEMA and not marked) or not data_file.summary:
+    if (effective(session) != Privacy.SCHEMA and not marked) or not data_file.summary:
         return data_file.summary
     return file_reports.summary(data_file.path, data_file.description or {}, rows_shown=False)
 
@@ -138,7 +210,7 @@ def file_summary(session: AnalysisSession, data_file: DataFile) -> str:
 def told(session: AnalysisSession) -> str:
     """What the system prompt says of what the model does not see ("" when nothing is withheld)."""
     note = Policy(
-        schema=session.privacy == Privacy.SCHEMA,
+        schema=effective(session) == Privacy.SCHEMA,
         send_images=session.send_chart_images,
         sensitive=tuple(sensitive_columns(session)),
     ).prompt_note()

@@ -18,6 +18,7 @@ from analyst.accounts import limits as user_limits
 from analyst.files.artifacts import StorageFull
 from analyst.models import ShareLink
 from analyst.sessions import branches, exports, forks, samples, sessions, shares
+from analyst.trust import privacy
 from analyst.turns import titles
 from analyst.turns.agent.providers import availability
 from analyst.web import limits_shown, workspaces
@@ -128,7 +129,9 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
         "model": session.model,
         "max-upload": str(settings.ANALYST_MAX_UPLOAD),
         "approve-cells": session.approve_cells,  # which model cells wait (static/app/approval_setting.js)
-        "privacy": session.privacy,  # what the model may see (static/app/privacy_setting.js)
+        # What the model may see (static/app/privacy_setting.js); the workspace's name when it sets it.
+        "privacy": privacy.effective(session),
+        "privacy-set-by": privacy.as_dict(session)["privacy_set_by"] or "",
         "send-chart-images": "true" if session.send_chart_images else "false",
         # Why the session's model cannot answer here ("" when it can): Send is off, cells run.
         "model-unavailable": availability.check(session.model).reason,

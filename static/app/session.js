@@ -141,6 +141,7 @@ if (owner) {
   });
   const secrets = new SessionSecrets({ api, apiBase: config.apiBase });
   connections.element.append(secrets.element);
+    privacySetBy: config.privacySetBy,
   connections.refresh();
   secrets.refresh();
   if (shares) shares.before(connections.element, privacy.element, approval.element);

@@ -92,6 +92,7 @@ SESSION_PAGES = {
 # manage members, invitations and read the audit log; any member reads it and its members).
 WORKSPACE_API = {
     "api/workspaces/<int:workspace_id>": {"GET": Role.VIEWER, "PATCH": Role.OWNER, "DELETE": Role.OWNER},
+    "api/workspaces/<int:workspace_id>/instructions": {"GET": Role.VIEWER, "PUT": Role.ADMIN},
     "api/workspaces/<int:workspace_id>/members": {"GET": Role.VIEWER, "POST": Role.ADMIN},
     "api/workspaces/<int:workspace_id>/members/<int:membership_id>": {
         "PATCH": Role.ADMIN,
@@ -103,7 +104,7 @@ WORKSPACE_API = {
     "api/workspaces/<int:workspace_id>/audit.jsonl": {"GET": Role.ADMIN},
 }
 WORKSPACE_PAGES = {
-    "workspaces/<int:workspace_id>/": {"GET": Role.VIEWER},
+    "workspaces/<int:workspace_id>/": {"GET": Role.VIEWER, "POST": Role.ADMIN},
     "workspaces/<int:workspace_id>/audit/": {"GET": Role.ADMIN},
 }
 # Routes no workspace role guards, and why: each is the caller's own, or public by design.

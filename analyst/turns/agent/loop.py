@@ -200,7 +200,7 @@ class TurnRunner:
         finished = Finished("")
         last_flush = time.monotonic()
         policy = privacy.policy_for(self.session)  # as of this request, whatever earlier ones saw
-        system = policy.redact(system_prompt(self.session))[0]
+        system = policy.redact(system_prompt(self.session, self.turn.requested_by_id))[0]
         tool = run_python_for(self.session)
 
         def produce(put: Callable[[StreamEvent | Retrying], None]) -> None:

@@ -1,5 +1,5 @@
 """The system prompt: who the model is, which files the session holds (with their data dictionaries),
-the connections it uses, and the instructions its owner saved."""
+the connections it uses, and the standing instructions of its workspace and of the user asking."""
 
 from __future__ import annotations
 
@@ -22,7 +22,9 @@ INSTRUCTIONS = (
 MAX_REMOVED_NAMED = 20
 
 
-def system_prompt(session: AnalysisSession) -> str:
+def system_prompt(session: AnalysisSession, asker_id: object = None) -> str:
+    """The prompt for a turn asked by ``asker_id`` (by default the session's owner), whose own
+    instructions it gives."""
     files = list(session.files.all())
     text = INSTRUCTIONS
     if files:
@@ -34,7 +36,7 @@ def system_prompt(session: AnalysisSession) -> str:
     if removed:
         text += "\n\nDeleted by the user, no longer in the working folder: " + ", ".join(removed) + "."
     text += connections_told.told(session)
-    return text + instructions.told(session) + privacy.told(session)
+    return text + instructions.told(session, asker_id) + privacy.told(session)
 
 
 def _described(session: AnalysisSession, data_file: DataFile) -> str:
