@@ -1,8 +1,13 @@
 """What the model is told of a session's connections: each one's kind, how to use it from the
-kernel, and its tables with their columns and types (bounded); and the names of the session's
-secret environment variables (never their values)."""
+kernel, its tables with their columns and types (bounded) and what the user's data dictionary says
+of them; and the names of the session's secret environment variables (never their values).
+
+Never a row of a table: the schema a Test reads is names and types only, so a session in schema
+mode (analyst.trust.privacy) gives the model nothing of a connection's values here."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from analyst.connections.attachments import attached
 from analyst.models import AnalysisSession, Connection
@@ -90,6 +95,21 @@ def _tables(connection: Connection) -> str:
         if len(columns) > MAX_COLUMNS:
             shown += f", and {len(columns) - MAX_COLUMNS} more columns"
         lines.append(f"- {table['name']}: {shown}")
+        lines += _described_by_user(connection, table)
     if len(tables) > MAX_TABLES:
         lines.append(f"- and {len(tables) - MAX_TABLES} more tables")
     return "\n".join(lines)
+
+
+def _described_by_user(connection: Connection, table: dict[str, Any]) -> list[str]:
+    """The data dictionary's lines for ``table`` (analyst.trust.connection_dictionary), leaving
+    out columns the table no longer has (a Test read it differently since)."""
+    described = ((connection.dictionary or {}).get("tables") or {}).get(table["name"]) or {}
+    lines = [f"  the user says: {described['text']}"] if described.get("text") else []
+    columns = {c["name"] for c in table.get("columns", [])}
+    lines += [
+        f"  column {name!r}: {text}"
+        for name, text in (described.get("columns") or {}).items()
+        if name in columns
+    ]
+    return lines

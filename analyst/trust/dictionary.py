@@ -35,7 +35,7 @@ def check(data_file: DataFile, dictionary: object) -> dict[str, Any]:
     has the dictionary's shape, names only tables and columns the file has, and fits the limits."""
     if not isinstance(dictionary, dict):
         raise BadDictionary('the dictionary must be an object: {"file": "…", "tables": {…}}')
-    _only_fields(dictionary, {"file", "tables"}, "the dictionary")
+    only_fields(dictionary, {"file", "tables"}, "the dictionary")
     checked: dict[str, Any] = {}
     if text := _text(dictionary.get("file", ""), f"the description of {data_file.name}"):
         checked["file"] = text
@@ -49,23 +49,29 @@ def check(data_file: DataFile, dictionary: object) -> dict[str, Any]:
     for key, table in tables.items():
         if key not in known:
             raise BadDictionary(f"{data_file.name} has no table {key!r}; {_tables_named(known)}")
-        if described := _table(key, table, known[key]):
+        if described := check_table(key, table, known[key]):
             checked_tables[key] = described
     if checked_tables:
         checked["tables"] = checked_tables
-    total = sum(len(text) for text in _texts(checked))
-    if total > MAX_TOTAL:
-        raise BadDictionary(
-            f"the dictionary holds {total:,} characters; at most {MAX_TOTAL:,} are allowed per file"
-        )
+    check_total(checked, "per file")
     return checked
 
 
-def _table(key: str, table: object, columns: list[str]) -> dict[str, Any]:
+def check_total(dictionary: dict[str, Any], per: str) -> None:
+    """BadDictionary when the checked ``dictionary`` holds more than MAX_TOTAL characters."""
+    total = sum(len(text) for text in _texts(dictionary))
+    if total > MAX_TOTAL:
+        raise BadDictionary(
+            f"the dictionary holds {total:,} characters; at most {MAX_TOTAL:,} are allowed {per}"
+        )
+
+
+def check_table(key: str, table: object, columns: list[str]) -> dict[str, Any]:
+    """One table's descriptions, checked: {"text"?, "columns"?} with the empty ones left out."""
     where = f"table {key!r}" if key else "the table"
     if not isinstance(table, dict):
         raise BadDictionary(f'{where} must be an object: {{"text": "…", "columns": {{…}}}}')
-    _only_fields(table, {"text", "columns"}, where)
+    only_fields(table, {"text", "columns"}, where)
     described: dict[str, Any] = {}
     if text := _text(table.get("text", ""), f"the description of {where}"):
         described["text"] = text
@@ -83,7 +89,7 @@ def _table(key: str, table: object, columns: list[str]) -> dict[str, Any]:
     return described
 
 
-def _only_fields(value: dict[str, Any], fields: set[str], where: str) -> None:
+def only_fields(value: dict[str, Any], fields: set[str], where: str) -> None:
     unknown = sorted(set(value) - fields)
     if unknown:
         raise BadDictionary(
