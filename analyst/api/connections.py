@@ -17,6 +17,7 @@ from analyst.connections.kinds import BadConnection
 from analyst.kernels import session_connections as live
 from analyst.models import AnalysisSession, Workspace
 from analyst.sessions import sessions
+from analyst.trust import connection_dictionary
 from analyst.workspaces import members
 from analyst.workspaces.roles import Action
 
@@ -51,12 +52,22 @@ def connection_detail(request: HttpRequest, connection_id: int) -> HttpResponse:
         for session in users:
             live.reopen(session)
         return HttpResponse(status=204)
+    fields = json_body(request)
+    dictionary = fields.pop("dictionary", None)  # {} clears it
     try:
-        registry.do_update(connection=connection, fields=json_body(request))
+        if dictionary is not None:  # checked first: a bad one changes nothing
+            connection_dictionary.check(connection, dictionary)
+        if fields or dictionary is None:
+            registry.do_update(connection=connection, fields=fields)
+        if dictionary is not None:  # what the model reads of its tables: no sandbox follows it
+            connection_dictionary.do_set(connection=connection, dictionary=dictionary)
     except BadConnection as exc:
         raise _refused(exc) from None
-    for session in users:
-        live.reopen(session)
+    except connection_dictionary.BadDictionary as exc:
+        raise ApiError(400, "invalid_dictionary", str(exc)) from None
+    if fields or dictionary is None:
+        for session in users:
+            live.reopen(session)
     return JsonResponse({"connection": registry.as_dict(connection)})
 
 

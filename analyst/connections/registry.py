@@ -228,6 +228,7 @@ def as_dict(connection: Connection) -> dict[str, Any]:
         "file": _file_entry(connection),
         "schema": connection.schema,
         "checked": connection.checked,
+        "dictionary": connection.dictionary,  # what its tables hold, in the user's words
         "workspace": _workspace_entry(connection),
         "sessions": connection.attachments.count() if attached is None else attached,
         "created_at": connection.created_at.isoformat(),

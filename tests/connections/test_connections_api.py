@@ -45,7 +45,7 @@ def test_a_postgres_connection_made_listed_read_and_deleted(api, alice):
     assert connection["checked"] == {} and connection["schema"] == {}
     assert set(connection) == {
         "id", "name", "kind", "url", "read_only", "options", "has_secret", "file", "schema",
-        "checked", "workspace", "sessions", "created_at", "updated_at",
+        "checked", "dictionary", "workspace", "sessions", "created_at", "updated_at",
     }  # fmt: skip
     assert connection["workspace"] == {"id": alice.personal_workspace.id, "name": "Personal"}
 
