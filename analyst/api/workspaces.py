@@ -13,8 +13,8 @@ from analyst.api.auth import ApiError, api_view, json_body
 from analyst.audit import records as audit_records
 from analyst.models import Membership, Workspace
 from analyst.models.workspaces import Role
-from analyst.workspaces import invitations, members
 from analyst.trust import privacy
+from analyst.workspaces import invitations, members
 from analyst.workspaces.roles import Action, may
 
 
@@ -75,9 +75,9 @@ def workspace_detail(request: HttpRequest, workspace_id: int) -> JsonResponse:
                 limit = check_storage_limit(request, workspace, body["storage_limit"])
             if "name" in body or not {"privacy", "storage_limit"} & body.keys():
                 members.do_rename(workspace=workspace, by=request.user, name=body.get("name"))
-            if "storage_limit" in body:
             if "privacy" in body:
                 privacy.do_set_for_workspace(workspace=workspace, by=request.user, mode=body["privacy"])
+            if "storage_limit" in body:
                 workspace_storage.do_set_limit(workspace=workspace, limit=limit)
                 detail = {"limit": limit}
                 audit_records.record(
