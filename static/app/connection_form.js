@@ -59,6 +59,9 @@ export class ConnectionForm {
         placeholder: "warehouse",
       },
     });
+    // Where a new connection goes: the user's own, or a workspace they manage connections of.
+    this.workspace = el("select", { testid: "connection-workspace", attrs: { name: "workspace" } });
+    this.workspaceLabel = el("label", {}, "Workspace", this.workspace, hint("Its admins manage it; its sessions may use it."));
     this.kind = el("select", { testid: "connection-kind", attrs: { name: "kind" } });
     for (const [kind, text] of Object.entries(KIND_NAMES)) {
       this.kind.append(el("option", { text, attrs: { value: kind } }));
@@ -89,6 +92,7 @@ export class ConnectionForm {
         { class: "connection-fields" },
         el("label", {}, "Name", this.name, hint('Lower-case letters, digits and _: what code calls it, connection("warehouse").')),
         el("label", {}, "Kind", this.kind),
+        this.workspaceLabel,
       ),
       this.fields,
       this.readOnlyLabel,
@@ -112,6 +116,8 @@ export class ConnectionForm {
     this.save.textContent = "Add";
     this.cancel.hidden = true;
     this.kind.disabled = false;
+    this.workspace.disabled = false;
+    this.workspaceLabel.hidden = this.workspace.options.length < 2;
     this.readOnly.checked = true; // the default: a session reads
     this.showError("");
     this.showKind();
@@ -127,10 +133,23 @@ export class ConnectionForm {
     this.name.value = connection.name;
     this.kind.value = connection.kind;
     this.kind.disabled = true; // another kind is another connection
+    this.workspace.value = String(connection.workspace?.id ?? "");
+    this.workspace.disabled = true; // it stays where it was added
     this.readOnly.checked = Boolean(connection.read_only);
     this.showKind(connection);
     this.element.scrollIntoView({ block: "start" });
     this.name.focus();
+  }
+
+  /** The workspaces a new connection may go to, ``[{id, name, personal}]``, the personal one first. */
+  setWorkspaces(workspaces) {
+    this.workspace.replaceChildren(
+      ...workspaces.map((w) =>
+        el("option", { text: w.personal ? "Mine (personal)" : w.name, attrs: { value: String(w.id) } }),
+      ),
+    );
+    this.personalId = String(workspaces.find((w) => w.personal)?.id ?? "");
+    this.workspaceLabel.hidden = workspaces.length < 2;
   }
 
   /** The kind's own fields, filled from ``connection`` when one is edited. */
@@ -165,6 +184,9 @@ export class ConnectionForm {
       if (field.key === "file") file = input.files[0] ?? null;
       else if (field.option) body.options[field.key] = input.value.trim();
       else body[field.key] = field.key === "secret" ? input.value : input.value.trim();
+    }
+    if (!this.editing && this.workspace.value && this.workspace.value !== this.personalId) {
+      body.workspace = Number(this.workspace.value);
     }
     const change = this.editing ? changes(this.editing, body) : body;
     this.save.disabled = true;

@@ -1,6 +1,8 @@
-// The Connections page (templates/analyst/connections.html): the user's connections, each with
-// what its last test found, Test, Edit and Delete; and the form that adds or edits one. All
-// through the JSON API (/api/connections); no secret ever comes back from it.
+// The Connections page (templates/analyst/connections.html): the user's own connections and their
+// workspaces', each with where it lives and what its last test found, and Test, Edit and Delete
+// where the user manages it (their own; a workspace's for its admins and owners); and the form that
+// adds one (to a workspace they manage) or edits one. All through the JSON API (/api/connections);
+// no secret ever comes back from it.
 import { Api } from "./api.js";
 import { ConnectionForm } from "./connection_form.js";
 import { el } from "./dom.js";
@@ -18,7 +20,11 @@ class ConnectionsPage {
 
   async load() {
     try {
-      const answer = await this.api.get(this.url);
+      const [answer, mine] = await Promise.all([this.api.get(this.url), this.api.get("/api/workspaces")]);
+      const managed = (mine.workspaces ?? []).filter((w) => w.personal || MANAGERS.has(w.role));
+      this.managed = new Set(managed.map((w) => w.id));
+      this.personalId = managed.find((w) => w.personal)?.id;
+      if (!this.form.editing) this.form.setWorkspaces(managed);
       this.show(answer.connections ?? []);
     } catch (error) {
       this.list.replaceChildren(el("p", { class: "errorlist", testid: "connections-error", text: error.message }));
@@ -32,7 +38,11 @@ class ConnectionsPage {
       );
       return;
     }
-    const head = el("tr", {}, ...["Name", "Where", "Last test", "Tables", ""].map((text) => el("th", { text })));
+    const head = el(
+      "tr",
+      {},
+      ...["Name", "Workspace", "Where", "Last test", "Tables", ""].map((text) => el("th", { text })),
+    );
     this.list.replaceChildren(
       el(
         "table",
@@ -78,24 +88,38 @@ class ConnectionsPage {
         el("br"),
         el("small", { class: "hint", testid: "connection-row-kind", text: kindLine(connection) }),
       ),
+      el("td", { testid: "connection-row-workspace", text: this.workspaceName(connection) }),
       el("td", { class: "connection-where", testid: "connection-row-where", text: where(connection) }),
       el("td", {}, outcome, ...checkedAt(connection)),
       el("td", {}, tablesList(connection)),
-      el(
-        "td",
-        { class: "actions" },
-        el("div", { class: "connection-actions" }, test, edit),
-        el(
-          "details",
-          { class: "confirm" },
-          el("summary", { testid: "connection-delete-open", text: "Delete…" }),
-          el("p", { text: used }),
-          remove,
-        ),
-      ),
+      el("td", { class: "actions" }, ...this.actions(connection, { test, edit, remove, used })),
     );
     row.dataset.name = connection.name;
     return row;
+  }
+
+  /** "Mine" for the user's own, else its workspace's name. */
+  workspaceName(connection) {
+    const { workspace } = connection;
+    return workspace?.id === this.personalId ? "Mine" : (workspace?.name ?? "");
+  }
+
+  /** Test, Edit and Delete where the user manages the connection; who does, where they do not. */
+  actions(connection, { test, edit, remove, used }) {
+    if (!this.managed.has(connection.workspace?.id)) {
+      const name = connection.workspace?.name ?? "its workspace";
+      return [el("small", { class: "hint", testid: "connection-managed-by", text: `Managed by the admins of ${name}` })];
+    }
+    return [
+      el("div", { class: "connection-actions" }, test, edit),
+      el(
+        "details",
+        { class: "confirm" },
+        el("summary", { testid: "connection-delete-open", text: "Delete…" }),
+        el("p", { text: used }),
+        remove,
+      ),
+    ];
   }
 
   /** Test: the server connects from a sandbox and says what it found; the row shows it. */
@@ -145,6 +169,8 @@ class ConnectionsPage {
     await this.load();
   }
 }
+
+const MANAGERS = new Set(["owner", "admin"]); // the roles that manage a workspace's connections
 
 function kindLine(connection) {
   const kind = kindName(connection.kind);
