@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 
-from analyst.models import AnalysisSession, Membership
+from analyst.models import AnalysisSession, Membership, Workspace
+from analyst.models.workspaces import Role
+from analyst.realtime import events
 
 
 def test_create_invite_accept_and_switch(stack, web, browser, alice_login, shoot):
@@ -57,3 +59,45 @@ def test_create_invite_accept_and_switch(stack, web, browser, alice_login, shoot
     page.get_by_test_id("switch-workspace").filter(has_text="Personal").click()
     expect(page.get_by_test_id("session-list")).to_have_count(0)
     bob.context.close()
+
+
+def test_a_viewer_follows_a_colleagues_session_live_read_only_and_forks_it(stack, web, browser, alice_login):
+    from playwright.sync_api import expect
+
+    page = alice_login()
+    alice = get_user_model().objects.get(username="alice")
+    vic = get_user_model().objects.create_user("vic", password="a-viewers-passphrase")
+    team = Workspace.objects.create(name="Team")
+    Membership.objects.create(workspace=team, user=alice, role=Role.OWNER)
+    Membership.objects.create(workspace=team, user=vic, role=Role.VIEWER)
+    session = AnalysisSession.objects.create(
+        owner=alice, workspace=team, model="anthropic/claude-test", title="Q3"
+    )
+    events.append(session.id, "stdout", {"text": "revenue 1234\n"})
+
+    reader = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    reader.goto(f"{web}/accounts/login/?next=/sessions/{session.id}/")
+    reader.fill("input[name=username]", "vic")
+    reader.fill("input[name=password]", "a-viewers-passphrase")
+    reader.click("form[data-testid=login-form] button[type=submit]")
+    reader.wait_for_url(f"{web}/sessions/{session.id}/")
+    expect(reader.get_by_test_id("transcript")).to_contain_text("revenue 1234")
+    expect(reader.get_by_test_id("readonly-banner")).to_have_text(
+        "Viewers may read this session, not change it: ask an editor or an admin of Team."
+    )
+    expect(reader.get_by_test_id("composer-input")).to_have_count(0)
+
+    events.append(session.id, "stdout", {"text": "margin 56\n"})
+    expect(reader.get_by_test_id("transcript")).to_contain_text("margin 56")  # live, over the WebSocket
+
+    expect(reader.get_by_test_id("export-ipynb")).to_be_visible()  # the sidebar's tools, at this width
+    expect(reader.get_by_test_id("create-share")).to_have_count(0)
+    expect(reader.get_by_test_id("session-delete-open")).to_have_count(0)
+    reader.get_by_test_id("session-fork").click()
+    reader.wait_for_url(lambda url: str(session.id) not in url and "/sessions/" in url)
+    fork = AnalysisSession.objects.exclude(id=session.id).get()
+    assert (fork.owner, fork.workspace) == (vic, None)  # in vic's own space, where vic may work
+    expect(reader.get_by_test_id("composer-input")).to_be_visible()
+    expect(reader.get_by_test_id("transcript")).to_contain_text("revenue 1234")
+    reader.context.close()
+    page.context.close()
