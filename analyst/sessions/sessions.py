@@ -10,7 +10,7 @@ from django.http import Http404
 
 from analyst.kernels import session_kernel
 from analyst.kernels import snapshots as kernel_snapshots
-from analyst.models import AnalysisSession, Workspace
+from analyst.models import AnalysisSession, Membership, Workspace
 from analyst.turns import titles
 from analyst.uploads import shared_files
 from analyst.workspaces import roles
@@ -60,7 +60,11 @@ def may_read(user: AbstractBaseUser, session_id: object) -> bool:
 def listed(owner: AbstractBaseUser) -> QuerySet[AnalysisSession]:
     """The owner's sessions as their lists show them, newest first: not the sessions that runs
     of an analysis were made in (analyst.runs.runs), which its runs list."""
-    return AnalysisSession.objects.filter(owner=owner, as_run__isnull=True).select_related("workspace")
+    member_of = Membership.objects.filter(user=owner).values("workspace")
+    still_theirs = Q(workspace__isnull=True) | Q(workspace__in=member_of)  # not a workspace they left
+    return AnalysisSession.objects.filter(still_theirs, owner=owner, as_run__isnull=True).select_related(
+        "workspace"
+    )
 
 
 def in_workspace(workspace: Workspace) -> QuerySet[AnalysisSession]:

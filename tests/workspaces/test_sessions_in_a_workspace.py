@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyst.models import AnalysisSession
+from analyst.models import AnalysisSession, Membership
 from tests.workspaces.conftest import bearer_client, client_of, user
 
 pytestmark = pytest.mark.django_db
@@ -56,3 +56,12 @@ def test_a_personal_workspace_lists_its_owners_sessions_of_no_workspace(team):
     listed = client_of("eve").get(f"/api/sessions?workspace={eve.personal_workspace.id}").json()["sessions"]
     assert [s["id"] for s in listed] == [mine["id"]]
     assert client_of("vic").get(f"/api/sessions?workspace={eve.personal_workspace.id}").status_code == 404
+
+
+def test_a_member_who_left_no_longer_lists_what_they_made_there(team):
+    made = create("eve", {"workspace": team.id, "title": "Q3 margins"})
+    assert [s["title"] for s in client_of("eve").get("/api/sessions").json()["sessions"]] == ["Q3 margins"]
+    Membership.objects.filter(workspace=team, user__username="eve").delete()
+    assert client_of("eve").get("/api/sessions").json()["sessions"] == []
+    assert client_of("eve").get(f"/api/sessions/{made.json()['id']}").status_code == 404
+    assert client_of("olga").get(f"/api/sessions/{made.json()['id']}").status_code == 200  # still the team's
