@@ -81,7 +81,9 @@ def refusal(role: Role | str | None, action: Action, workspace: Workspace) -> st
     name = workspace.name
     if role is None:
         return f"you are not a member of {name}"
-    if Role(role) == Role.VIEWER:
+    if Role(role) == Role.VIEWER and action is Action.CREATE_SESSION:
+        return f"viewers may read the sessions of {name}, not make one: ask an editor or an admin of {name}"
+    if Role(role) == Role.VIEWER and LEAST_ROLE[action] == Role.EDITOR:
         return f"viewers may read this session, not change it: ask an editor or an admin of {name}"
     if action is Action.DELETE_SESSION:
         return f"editors may delete only the sessions they made: ask an admin of {name}"

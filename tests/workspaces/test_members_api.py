@@ -60,7 +60,7 @@ def test_editors_and_viewers_may_not_manage_members(team, mallory):
         assert answer.status_code == 403
         assert "Team" in answer.json()["error"]["message"]
     viewer = post_member("vic", team, {"username": "mallory", "role": "viewer"}).json()["error"]["message"]
-    assert viewer == "viewers may read this session, not change it: ask an editor or an admin of Team"
+    assert viewer == "only an admin or an owner of Team may manage members: ask one of them"
     assert "mallory" not in members_of(team)
 
 

@@ -78,5 +78,5 @@ def test_new_session_in_a_workspace_takes_an_editor(team):
     assert made.status_code == 302
     assert AnalysisSession.objects.get().workspace == team
     refused = browser_of("vic").post("/sessions/new", {"model": MODEL, "workspace": team.id}, follow=True)
-    assert "viewers may read this session, not change it" in refused.content.decode()
+    assert "viewers may read the sessions of Team, not make one" in refused.content.decode()
     assert AnalysisSession.objects.count() == 1

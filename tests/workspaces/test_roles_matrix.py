@@ -53,7 +53,12 @@ def test_the_refusals_say_whom_to_ask():
     team = Workspace(name="Sales")
     viewer = "viewers may read this session, not change it: ask an editor or an admin of Sales"
     assert refusal(VI, Action.ASK, team) == viewer
-    assert refusal(VI, Action.MANAGE_MEMBERS, team) == viewer
+    assert refusal(VI, Action.CREATE_SESSION, team) == (
+        "viewers may read the sessions of Sales, not make one: ask an editor or an admin of Sales"
+    )
+    assert refusal(VI, Action.MANAGE_MEMBERS, team) == (
+        "only an admin or an owner of Sales may manage members: ask one of them"
+    )  # not a session's change: what it takes, whoever asks
     assert refusal(ED, Action.DELETE_SESSION, team) == (
         "editors may delete only the sessions they made: ask an admin of Sales"
     )

@@ -27,7 +27,7 @@ def test_a_viewer_may_not_and_a_stranger_finds_no_workspace(team, mallory):
     viewer = create("vic", {"workspace": team.id})
     assert viewer.status_code == 403
     assert viewer.json()["error"]["message"] == (
-        "viewers may read this session, not change it: ask an editor or an admin of Team"
+        "viewers may read the sessions of Team, not make one: ask an editor or an admin of Team"
     )
     stranger = bearer_client(mallory).post("/api/sessions", {"workspace": team.id}, "application/json")
     assert stranger.status_code == 404
