@@ -65,6 +65,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "analyst.web.accounts.signup_mode",  # ANALYST_SIGNUP, for the pages' "Sign up" links
                 "analyst.web.workspaces.switcher",  # the header's workspace switcher
+                "analyst.web.bell.unread_notifications",  # the header's bell
                 "analyst.web.oidc.single_sign_on",  # ANALYST_OIDC_NAME, for the "Sign in with" button
             ]
         },

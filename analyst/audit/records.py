@@ -42,6 +42,8 @@ ACTIONS = frozenset(
         "workspace_instructions",
         "workspace_privacy",
         "workspace_storage",
+        "comment_add",
+        "comment_delete",
     }
 )
 

@@ -2,6 +2,6 @@
 each worker's watch, and the agent (agent/: the loop, the model providers, history, prompt and
 tools).
 
-May import: accounts, audit, connections, dispatch, files, kernels, lib, models, ops, realtime, trust, uploads
-(and the SDK, `sandboxes`).
+May import: accounts, audit, connections, dispatch, files, kernels, lib, models, ops, realtime, trust,
+uploads, workspaces (and the SDK, `sandboxes`).
 """

@@ -26,12 +26,18 @@ from analyst.turns import queue as turn_queue
 from analyst.turns import titles
 from analyst.turns.agent.loop import TurnCancelled, TurnRunner
 from analyst.turns.agent.providers import ProviderError
+from analyst.workspaces import roles
+from analyst.workspaces.roles import Action
 from sandboxes import SandboxError
 
 log = logging.getLogger(__name__)
 
 
 OUTCOMES = {"turn_done": "done", "turn_failed": "failed", "turn_cancelled": "cancelled"}
+# The kinds of turn that wait in line behind another member's (check_can_start).
+WAIT_IN_LINE = (Turn.Kind.CHAT, Turn.Kind.CELL)
+# What a member's role must allow for each kind of turn to run (re-checked as it starts).
+NEEDS = {Turn.Kind.CHAT: Action.ASK, Turn.Kind.RESTART: Action.RESTART}
 
 
 class TurnRefused(Exception):
@@ -42,14 +48,24 @@ class InputTooLong(ValueError):
     """A question or a cell longer than ANALYST_MAX_INPUT characters."""
 
 
-def check_can_start(session: AnalysisSession, *, kind: str = "") -> None:
+def check_can_start(
+    session: AnalysisSession, *, kind: str = "", asker: AbstractBaseUser | None = None
+) -> None:
     """A new turn may start, or wait behind a turn that is only saving the kernel (it then
     starts as soon as that save ends); never behind one that still thinks or runs a cell. A
-    restart may also wait behind a turn being stopped (do_restart stops it)."""
+    restart may also wait behind a turn being stopped (do_restart stops it).
+
+    A question or a cell of ``asker`` also waits in line behind other members' turns (they run
+    one at a time, in the order asked), as long as no turn of the asker's own is unfinished."""
     unfinished = session.turns.exclude(status__in=Turn.FINISHED)
     if kind == Turn.Kind.RESTART:
         unfinished = unfinished.exclude(cancel_requested=True)
-    if unfinished.exclude(status=Turn.Status.RUNNING, saving=True).exists():
+    busy = unfinished.exclude(status=Turn.Status.RUNNING, saving=True)
+    if asker is not None and kind in WAIT_IN_LINE:
+        if busy.filter(requested_by=asker).exists():
+            raise TurnRefused("a turn of yours is already running in this session; wait for it or stop it")
+        return
+    if busy.exists():
         raise TurnRefused("a turn is already running in this session; wait for it or stop it")
 
 
@@ -81,7 +97,7 @@ def do_start_turn(
     shown = redactor_for(session).text(text)  # what the log keeps: a secret typed in, as «secret:NAME»
     with transaction.atomic():
         AnalysisSession.objects.select_for_update().filter(id=session.id).first()
-        check_can_start(session, kind=kind)
+        check_can_start(session, kind=kind, asker=user if regenerates is None else None)
         user_limits.hold_user(user)  # always after the session's row: one order, no deadlock
         user_limits.check_turn(user, kind=kind)
         if kind == Turn.Kind.CHAT:
@@ -97,9 +113,8 @@ def do_start_turn(
             again = {} if regenerates is None else {"regenerates": regenerates.id}
             titled = titles.do_name_after_question(session, shown)  # the page shows the new name
             named = {"session_title": titled} if titled else {}
-            events.append(
-                session.id, "user_message", {"text": shown, **(via or {}), **again, **named}, turn=turn
-            )
+            asked = {"text": shown, "by": user.get_username(), **(via or {}), **again, **named}
+            events.append(session.id, "user_message", asked, turn=turn)
         elif kind == Turn.Kind.RESTART:
             events.append(
                 session.id, "notice", {"text": "Restarting the kernel…", "code": "restarting"}, turn=turn
@@ -109,7 +124,8 @@ def do_start_turn(
             events.append(session.id, "notice", {"text": announce, "code": "replay_queued"}, turn=turn)
         else:
             edit = {} if edited_from is None else {"edited_from": edited_from}
-            events.append(session.id, "cell", {"code": shown, **(via or {}), **edit}, turn=turn)
+            ran = {"code": shown, "by": user.get_username(), **(via or {}), **edit}
+            events.append(session.id, "cell", ran, turn=turn)
         audit_turns.record_start(session=session, user=user, turn=turn)
     return turn
 
@@ -124,7 +140,7 @@ def do_restart(*, session: AnalysisSession, user: AbstractBaseUser) -> Turn:
     The restart is stored before the running turn is stopped: that turn's worker then knows a
     restart follows, and does not bring the stopped kernel's state back only to have it emptied."""
     busy = session.turns.exclude(status__in=Turn.FINISHED).exclude(status=Turn.Status.RUNNING, saving=True)
-    running = None if busy.filter(kind=Turn.Kind.RESTART).exists() else busy.order_by("-id").first()
+    running = None if busy.filter(kind=Turn.Kind.RESTART).exists() else busy.order_by("id").first()
     if running is not None:
         Turn.objects.filter(id=running.id).update(cancel_requested=True)
     restart = do_start_turn(session=session, user=user, kind=Turn.Kind.RESTART, text="restart")
@@ -144,8 +160,12 @@ def check_edit_source(session: AnalysisSession, seq: object) -> int:
 
 
 def do_cancel(*, session: AnalysisSession) -> Turn | None:
-    """Ask the running turn to stop and interrupt its cell; the worker records the end."""
-    turn = session.turns.exclude(status__in=Turn.FINISHED).order_by("-id").first()
+    """Ask the running turn to stop and interrupt its cell; the worker records the end. With
+    members' turns waiting in line, that is the one running, not theirs; behind a turn that only
+    saves the kernel, the one waiting for it."""
+    unfinished = session.turns.exclude(status__in=Turn.FINISHED)
+    working = unfinished.exclude(status=Turn.Status.RUNNING, saving=True).order_by("id").first()
+    turn = working or unfinished.order_by("-id").first()
     if turn is not None:
         stop(turn)
     return turn
@@ -214,8 +234,13 @@ def execute(turn_id: int) -> None:
 
 
 def run_claimed(turn: Turn) -> None:
-    if turn.session.owner_id != turn.requested_by_id:
-        finish(turn, Turn.Status.FAILED, error="not the session's owner")
+    if not may_still_run(turn):
+        end(
+            turn,
+            Turn.Status.FAILED,
+            "turn_failed",
+            {"reason": "its requester may no longer work in this session"},
+        )
         return
     events.append(turn.session_id, "turn_started", {"kind": turn.kind}, turn=turn)
     try:
@@ -242,6 +267,13 @@ def run_claimed(turn: Turn) -> None:
         raise
     else:
         end(turn, Turn.Status.DONE, "turn_done", {})
+
+
+def may_still_run(turn: Turn) -> bool:
+    """Whether the turn's requester may still do it in its session's workspace (their role may
+    have changed, or they left, while it waited)."""
+    role = roles.role_of(turn.requested_by, roles.workspace_of(turn.session))
+    return roles.may(role, NEEDS.get(turn.kind, Action.RUN_CELL))
 
 
 def end(turn: Turn, status: str, event: str, payload: dict[str, object]) -> None:

@@ -11,6 +11,16 @@ its groups again, sends itself a ping through the layer, replays from the log wh
 and sends the client ``{"type": "heartbeat", "seq": <last seq sent>, "interval": <seconds>}``
 (also once on connect). A ping that has not come back by the next tick, or a layer that fails,
 closes the socket with LAYER_LOST, and the client reconnects with ?after=.
+
+A member's socket counts them as present on the session (analyst.collab.presence) while it is
+open. Asked with ?collab=1 (the page does), it also carries what is not in the log: who has the
+session open (``{"type": "presence", "users": [...]}``, on every arrival and departure, and at a
+tick when an entry lapsed), comments as they are made and deleted (``comment``,
+``comment_removed``), and the user's unread count (``notifications``); without it a client gets
+events and heartbeats only, as before. Each joins its user's group too, where a change to the
+user's membership arrives: the socket checks again whether it may still read the session, and
+closes with NOT_ALLOWED if not (each tick checks too, should the layer lose that message). A share
+link's readers get none of these and are not counted as present.
 """
 
 from __future__ import annotations
@@ -22,10 +32,12 @@ import time
 from collections import deque
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
+from analyst.collab import live, presence
 from analyst.models import ShareLink
 from analyst.realtime import events
 from analyst.sessions import sessions, shares
@@ -52,7 +64,7 @@ class SessionEventsConsumer(AsyncJsonWebsocketConsumer):
         session_id = self.scope["url_route"]["kwargs"]["session_id"]
         if user is None or not user.is_authenticated or not await _may_read(user, session_id):
             return None
-        return session_id, [events.group_name(session_id)]
+        return session_id, [events.group_name(session_id), live.user_group(user.pk)]
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         try:
@@ -68,6 +80,7 @@ class SessionEventsConsumer(AsyncJsonWebsocketConsumer):
             return
         self.session_id, self.listening = found
         self.last = _after(self.scope)
+        self.collab = _query(self.scope).get("collab") == "1"  # the client shows presence and comments
         self.sending = asyncio.Lock()  # one sender at a time: replays, live events, heartbeats
         self.ping: str | None = None  # the token of our ping still on its way through the layer
         await self.join()  # before the replay, so nothing falls between
@@ -75,9 +88,11 @@ class SessionEventsConsumer(AsyncJsonWebsocketConsumer):
         async with self.sending:
             await self.replay()
             await self.heartbeat()
+        await self.arrive()
         self.ticker = asyncio.create_task(self.tick_forever())
 
     async def disconnect(self, code: int) -> None:
+        await self.depart()
         for group in getattr(self, "listening", ()):
             try:
                 async with asyncio.timeout(settings.ANALYST_HEARTBEAT_INTERVAL):
@@ -100,6 +115,71 @@ class SessionEventsConsumer(AsyncJsonWebsocketConsumer):
                 await self.send_json(event)
             elif event["seq"] > self.last + 1:  # one went missing on the way: the log has it
                 await self.replay()
+
+    async def session_presence(self, message: dict[str, Any]) -> None:
+        self.shown_present = message["users"]
+        await self.send_collab({"type": "presence", "users": message["users"]})
+
+    async def session_comment(self, message: dict[str, Any]) -> None:
+        await self.send_collab({"type": "comment", "comment": message["comment"]})
+
+    async def session_uncomment(self, message: dict[str, Any]) -> None:
+        await self.send_collab({"type": "comment_removed", "id": message["id"]})
+
+    async def user_notifications(self, message: dict[str, Any]) -> None:
+        await self.send_collab({"type": "notifications", "unread": message["unread"]})
+
+    async def send_collab(self, frame: dict[str, Any]) -> None:
+        if self.collab:
+            await self.send_json(frame)
+
+    async def user_access(self, message: dict[str, Any]) -> None:
+        """The user's membership changed: may they still read this session?"""
+        found = await self.allowed()
+        if found is None or found[0] != self.session_id:
+            await self.depart()  # at once: the pages still open see them go before the socket ends
+            await self.close(code=NOT_ALLOWED)
+
+    async def arrive(self) -> None:
+        """Count this socket as present, and tell every open page of the session who is."""
+        user = self.scope["user"]
+        self.presence_entry = presence.entry(self.channel_name, user.pk, user.get_username())
+        try:
+            async with asyncio.timeout(settings.ANALYST_HEARTBEAT_INTERVAL):
+                await _in_thread(presence.do_enter)(self.session_id, self.presence_entry)
+                users = await _in_thread(presence.present)(self.session_id)
+                await self.channel_layer.group_send(self.listening[0], live.presence_message(users))
+        except Exception as error:  # Redis is down: the next tick tries again
+            log.info("could not note the arrival on session %s: %r", self.session_id, error)
+
+    async def renew_presence(self) -> None:
+        """Renew this socket's entry; show the page who is present if that changed unheard (an
+        entry that lapsed: its process was killed, or Redis restarted)."""
+        if getattr(self, "presence_entry", None) is None:
+            return  # never arrived, or departed already (the socket is ending)
+        try:
+            async with asyncio.timeout(settings.ANALYST_HEARTBEAT_INTERVAL):
+                await _in_thread(presence.do_enter)(self.session_id, self.presence_entry)
+                users = await _in_thread(presence.present)(self.session_id)
+        except Exception as error:
+            log.info("could not renew the presence on session %s: %r", self.session_id, error)
+            return
+        if users != getattr(self, "shown_present", None):
+            await self.session_presence(live.presence_message(users))
+
+    async def depart(self) -> None:
+        """No longer present: tell the pages still open."""
+        entry = getattr(self, "presence_entry", None)
+        if entry is None:
+            return
+        self.presence_entry = None
+        try:
+            async with asyncio.timeout(settings.ANALYST_HEARTBEAT_INTERVAL):
+                await _in_thread(presence.do_leave)(self.session_id, entry)
+                users = await _in_thread(presence.present)(self.session_id)
+                await self.channel_layer.group_send(self.listening[0], live.presence_message(users))
+        except Exception as error:  # the entry lapses by itself
+            log.info("could not note the departure from session %s: %r", self.session_id, error)
 
     async def layer_ping(self, message: dict[str, Any]) -> None:
         if message.get("token") == self.ping:
@@ -130,6 +210,7 @@ class SessionEventsConsumer(AsyncJsonWebsocketConsumer):
                 log.exception("live view tick failed for session %s", self.session_id)
                 continue
             if code is not None:
+                await self.depart()
                 await self.close(code=code)
                 return
 
@@ -153,6 +234,7 @@ class SessionEventsConsumer(AsyncJsonWebsocketConsumer):
         async with self.sending:
             await self.replay()  # the log is the truth: anything the layer dropped comes from it
             await self.heartbeat()
+        await self.renew_presence()
         return None
 
 
@@ -180,6 +262,25 @@ class SharedEventsConsumer(SessionEventsConsumer):
 
     async def share_revoked(self, message: dict[str, Any]) -> None:
         await self.close(code=NOT_ALLOWED)
+
+    # A link's readers are not counted as present, and see neither who is nor the comments.
+    async def arrive(self) -> None:
+        pass
+
+    async def renew_presence(self) -> None:
+        pass
+
+    async def depart(self) -> None:
+        pass
+
+    async def session_presence(self, message: dict[str, Any]) -> None:
+        pass
+
+    async def session_comment(self, message: dict[str, Any]) -> None:
+        pass
+
+    async def session_uncomment(self, message: dict[str, Any]) -> None:
+        pass
 
     async def connect(self) -> None:
         self.asked, self.ignored = deque(), deque()
@@ -234,16 +335,24 @@ def _shared_link(token: str) -> tuple[int, object] | None:
     return ShareLink.objects.filter(token=token, revoked_at=None).values_list("id", "session_id").first()
 
 
+def _in_thread(function: Any) -> Any:
+    """A blocking Redis call, run off the event loop (in a thread of no database connection)."""
+    return sync_to_async(function, thread_sensitive=False)
+
+
 @database_sync_to_async
 def _may_read(user: Any, session_id: object) -> bool:
     return sessions.may_read(user, session_id)
 
 
-def _after(scope: dict[str, Any]) -> int:
-    query = dict(
+def _query(scope: dict[str, Any]) -> dict[str, str]:
+    return dict(
         part.split("=", 1) for part in scope.get("query_string", b"").decode().split("&") if "=" in part
     )
+
+
+def _after(scope: dict[str, Any]) -> int:
     try:
-        return max(0, int(query.get("after", "0")))
+        return max(0, int(_query(scope).get("after", "0")))
     except ValueError:
         return 0

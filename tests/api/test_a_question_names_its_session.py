@@ -28,7 +28,11 @@ def test_the_first_question_names_the_session(api, session):
     session.refresh_from_db()
     assert session.title == "Which airports are busiest?"
     assert asked(session) == [
-        {"text": "  which <b>airports</b> are busiest?\n", "session_title": "Which airports are busiest?"}
+        {
+            "text": "  which <b>airports</b> are busiest?\n",
+            "by": "alice",
+            "session_title": "Which airports are busiest?",
+        }
     ]
     assert api.get(f"/api/sessions/{session.id}").json()["title"] == "Which airports are busiest?"
 
@@ -39,7 +43,7 @@ def test_a_later_question_does_not_rename_it(api, session):
     ask(api, session, "Second question")
     session.refresh_from_db()
     assert session.title == "First question"
-    assert asked(session)[1] == {"text": "Second question"}
+    assert asked(session)[1] == {"text": "Second question", "by": "alice"}
 
 
 def test_the_users_own_name_stays(api, alice):

@@ -29,7 +29,7 @@ def test_an_edited_cell_names_its_original(api, session, past_cells, original):
     )
     assert response.status_code == 202, response.content
     cell = session.events.filter(type="cell").order_by("-seq").first()
-    assert cell.payload == {"code": "print(x + 1)", "edited_from": past_cells[original]}
+    assert cell.payload == {"code": "print(x + 1)", "by": "alice", "edited_from": past_cells[original]}
     assert Turn.objects.filter(session=session, kind=Turn.Kind.CELL, input="print(x + 1)").exists()
 
 

@@ -28,7 +28,12 @@ def test_the_last_answer_is_asked_again(api, session, alice):
     assert (again.kind, again.input, again.regenerates_id) == (Turn.Kind.CHAT, "What sells?", last.id)
     question = session.events.get(turn=again)
     # ask() stores turns without the API, so the session was still untitled: the question names it
-    assert question.payload == {"text": "What sells?", "regenerates": last.id, "session_title": "What sells?"}
+    assert question.payload == {
+        "text": "What sells?",
+        "by": "alice",
+        "regenerates": last.id,
+        "session_title": "What sells?",
+    }
 
 
 def test_a_stranger_gets_404(stranger_api, session, alice):

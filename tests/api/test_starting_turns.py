@@ -23,8 +23,8 @@ def test_a_good_request_queues_a_turn_and_logs_it(api, session, alice, endpoint,
     assert (turn.session, turn.requested_by, turn.kind, turn.input) == (session, alice, kind, "df.describe()")
     stored = Event.objects.get()
     assert (stored.seq, stored.type, stored.turn_id) == (1, event, turn.id)
-    asked = {"text": "df.describe()", "session_title": "Df.describe()"}  # an untitled session's name
-    assert stored.payload == {"content": asked, "code": {"code": "df.describe()"}}[field]
+    asked = {"text": "df.describe()", "by": "alice", "session_title": "Df.describe()"}  # untitled: named
+    assert stored.payload == {"content": asked, "code": {"code": "df.describe()", "by": "alice"}}[field]
 
 
 @pytest.mark.parametrize(("endpoint", "field", "kind", "event"), ENDPOINTS)

@@ -12,7 +12,7 @@ def test_a_cell_runs_and_the_model_sees_it(stack, api, session):
     assert response.status_code == 202
     log = wait_for(session)
     assert [e["type"] for e in log] == ["cell", "turn_started", "stdout", "cell_done", "saving", "turn_done"]
-    assert log[0]["payload"] == {"code": "x = 5\nprint(x * 2)"}
+    assert log[0]["payload"] == {"code": "x = 5\nprint(x * 2)", "by": "alice"}
     assert log[2]["payload"]["text"] == "10\n"
     assert log[3]["payload"] == {"failed": False}
     assert stack.requests == [], "a cell needs no model"

@@ -67,7 +67,7 @@ def test_a_regenerated_answer_replaces_the_old_for_the_model(stack, api, session
     rewound = [e for e in regenerated if e["type"] == "kernel_restored"]
     assert len(rewound) == 1 and rewound[0]["payload"]["code"] == "kernel_rewound"
     assert regenerated[0]["type"] == "user_message"
-    assert regenerated[0]["payload"] == {"text": "Make y", "regenerates": second}
+    assert regenerated[0]["payload"] == {"text": "Make y", "by": "alice", "regenerates": second}
     # The old answer stays in the log; only its messages left the model's history.
     assert any(e["type"] == "assistant_message" and "old answer" in e["payload"]["text"] for e in log)
     assert not Message.objects.filter(turn_id=second).exists()

@@ -156,6 +156,7 @@ def test_ask_runs_a_whole_turn_and_returns_the_answer_with_its_chart(web, alice_
     asked = Event.objects.get(session_id=sid, type="user_message")
     assert asked.payload == {
         "text": "Plot 1, 3, 2",
+        "by": "alice",
         "via": "mcp",
         "client": "pytest-agent",
         "session_title": "Plot 1, 3, 2",  # it named the untitled session

@@ -78,6 +78,8 @@ SESSION_API = {
     "api/sessions/<uuid:session_id>/connections": {"GET": A.READ, "POST": A.SESSION_SETTINGS},
     "api/sessions/<uuid:session_id>/connections/<int:connection_id>": {"DELETE": A.SESSION_SETTINGS},
     "api/artifacts/<uuid:artifact_id>": {"GET": A.READ},
+    "api/sessions/<uuid:session_id>/comments": {"GET": A.READ, "POST": A.COMMENT},
+    "api/sessions/<uuid:session_id>/comments/<int:comment_id>": {"DELETE": A.COMMENT},  # and its author's
 }
 # The session's pages, signed in with the login cookie.
 SESSION_PAGES = {
@@ -144,6 +146,9 @@ NOT_A_WORKSPACES = {
     "api/shared/<str:token>/artifacts/<uuid:artifact_id>": "public: a share link, by its token",
     "api/shared/<str:token>/files": "public: a share link that allows downloads",
     "api/shared/<str:token>/files/download": "public: a share link that allows downloads",
+    "api/notifications": "the caller's own notifications (tests/collab)",
+    "api/notifications/read": "the caller's own notifications (tests/collab)",
+    "api/notifications/<int:notification_id>/read": "the caller's own notifications (tests/collab)",
 }
 RULES = {**SESSION_API, **SESSION_PAGES, **WORKSPACE_API, **WORKSPACE_PAGES}
 
@@ -217,6 +222,7 @@ class Team:
             "<int:invitation_id>": str(self.invitation.id),
             "<int:link_id>": str(self.link.id),
             "<int:file_id>": "1",
+            "<int:comment_id>": "1",
             "<int:connection_id>": "1",
             "<str:name>": "df",
             "<str:tool_call_id>": "call_1",
