@@ -4,8 +4,10 @@ Policy, which turns text (a tool result, a note, the system prompt) into what th
 - ``full`` (the default): the model reads outputs whole, but for the values of columns marked
   sensitive (DataFile.column_marks), replaced by ``«col:NAME»``.
 - ``schema``: the values of every text column of the session's files are replaced too, tables
-  a cell displays reach the model as shape, dtypes and numeric summaries (table_summaries), and
-  file descriptions carry no row.
+  a cell displays reach the model as shape, dtypes and numeric summaries (table_summaries),
+  whatever their source, and file descriptions carry no row (a connection's never do). The rows
+  of tables no describer read, a connection's, are caught by what the kernel holds after each
+  cell (kernel_values).
 
 A workspace in schema mode (Workspace.privacy) puts every session in it in schema mode, whatever
 the session's own setting: ``effective`` is the one answer to "what mode is this session in",
@@ -19,7 +21,9 @@ nothing of them gets out.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -172,12 +176,15 @@ def withheld_line(found: Counter[str]) -> str:
     return f"[privacy: {count} {values} of {columns} withheld as «col:NAME»; the user sees them]"
 
 
-def policy_for(session: AnalysisSession) -> Policy:
+def policy_for(session: AnalysisSession, also: Mapping[str, str] | None = None) -> Policy:
     """The session's policy as of now (its mode and image setting read again, so a change made
-    during a turn holds from its next request): the values its mode and marks withhold."""
+    during a turn holds from its next request): the values its mode and marks withhold, and in
+    schema mode ``also`` (value -> column: analyst.trust.kernel_values, a cell's tables)."""
     session.refresh_from_db(fields=["send_chart_images"])
     schema = effective(session) == Privacy.SCHEMA
     values: dict[str, str] = {}
+    if schema and also:
+        values.update(itertools.islice(also.items(), MAX_VALUES))
     for data_file in session.files.filter(placement=DataFile.Placement.READY):
         for key, table in _tables(data_file):
             marks = data_file.column_marks.get(key) or {}

@@ -18,11 +18,11 @@ from analyst.kernels.session_kernel import SessionKernel, interrupt_cell
 from analyst.models import AnalysisSession, Message, Turn
 from analyst.ops import metrics
 from analyst.realtime import events
-from analyst.trust import approvals, privacy, tracing
+from analyst.trust import approvals, kernel_values, privacy, tracing
 from analyst.turns.agent import history, model_client, replay
 from analyst.turns.agent.cell_events import CellEventBudget
 from analyst.turns.agent.lease import Lease
-from analyst.turns.agent.private_view import as_model_reads
+from analyst.turns.agent.private_view import as_model_reads, values_withheld
 from analyst.turns.agent.prompt import system_prompt
 from analyst.turns.agent.providers import (
     ChatMessage,
@@ -41,7 +41,7 @@ from analyst.turns.agent.secret_view import without_secrets
 from analyst.turns.agent.tools import RUN_PYTHON, execution_text, run_python_for, tool_result
 from analyst.turns.agent.watched_stream import watched
 from analyst.uploads import placements
-from sandboxes import Execution, Result
+from sandboxes import Execution, Result, Sandbox
 
 STATE_LOST = (
     "The kernel's state from before this question is no longer kept (a session keeps it for its"
@@ -100,10 +100,11 @@ class TurnRunner:
     def run_cell(self) -> None:
         """Notebook mode: the user's own code, same kernel and events; the model sees it next turn."""
         execution = self.execute(self.turn.input, tool_call_id=None)
-        execution = privacy.reduced(execution, privacy.policy_for(self.session))
+        policy = self.cell_policy(execution)
+        execution = privacy.reduced(execution, policy)
         summary = execution_text(execution, settings.ANALYST_MODEL_OUTPUT_LIMIT)
         note = f"I ran this cell myself:\n```python\n{self.turn.input}\n```\nIts output:\n{summary}"
-        history.save(self.session, self.turn, "user", [TextPart(note)])
+        history.save(self.session, self.turn, "user", [values_withheld(TextPart(note), policy)])
 
     def run_restart(self) -> None:
         """A fresh kernel in the same sandbox (files kept), saved as the session's state, so a
@@ -271,12 +272,21 @@ class TurnRunner:
         number = tracing.next_cell_number(self.session)  # what the model cites it by, [[cell N]]
         self.emit("tool_call", {"id": call.id, "name": call.name, "code": decision.code, "cell": number})
         execution = self.execute(decision.code, tool_call_id=call.id)
-        execution = privacy.reduced(execution, privacy.policy_for(self.session))
+        policy = self.cell_policy(execution)
+        execution = privacy.reduced(execution, policy)
         limit, label = settings.ANALYST_MODEL_OUTPUT_LIMIT, tracing.cell_label(number)
         result = tool_result(call.id, execution, limit=limit, images=images, label=label)
         if decision.note:  # the owner edited it: the model reads what ran
             result.content.insert(0, TextPart(decision.note))
-        return result
+        return values_withheld(result, policy)
+
+    def cell_policy(self, execution: Execution) -> privacy.Policy:
+        """What the model may read of a cell's output (analyst.trust.kernel_values)."""
+        return kernel_values.policy_after_cell(self.session, execution.results, self.live_sandbox)
+
+    def live_sandbox(self) -> Sandbox | None:
+        """The sandbox the last cell ran in; None when its kernel died in it (brought back)."""
+        return self.kernel.sandbox() if self.kernel.death is None else None
 
     @staticmethod
     def tool_problem(call: ToolCall) -> str:
