@@ -120,4 +120,3 @@ def test_a_schema_mode_workspace_sends_no_row_of_a_connection(stack, api, alice,
     assert results[2].count("«col:email»") == 8
     assert str(TOTAL) in results[3], "an aggregate reaches the model"
     assert results[4].count("«col:name»") == 8, "a later turn's print of the kept frame too"
-
