@@ -100,6 +100,7 @@ class _Link(asyncio.Protocol):
         self._connecting: asyncio.Task[None] | None = None
         self._closed = False
         self._charged = 0  # of gate.discarded, what the relay's allowance was charged for
+        self._early: list[bytes] = []  # sandboxd's bytes read before the kernel's end was there
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -122,11 +123,18 @@ class _Link(asyncio.Protocol):
             return
         assert isinstance(transport, asyncio.Transport) and self.sandboxd is not None
         self.kernel = transport
+        for piece in self._early:
+            transport.write(piece)
+        self._early.clear()
         self.sandboxd.resume_reading()
 
     def data_received(self, data: bytes) -> None:
         if self.kernel is not None:
             self.kernel.write(data)
+        else:
+            # Python before 3.11.3 (Debian 12's 3.11.2) starts reading a new connection even when
+            # connection_made paused it: keep what came (the ZMTP greeting) for the kernel's end.
+            self._early.append(bytes(data))
 
     def from_kernel(self, count: int) -> None:
         """``count`` bytes came into the gate's buffer from the kernel."""

@@ -205,3 +205,27 @@ def test_a_message_over_the_budget_is_read_through_and_dropped():
 def test_what_libzmq_would_read_another_way_ends_the_stream(stream):
     with pytest.raises(BrokenStream):
         MessageGate(budget=1000).feed(stream)
+
+
+def _add_reader_as_before_3_11_3(self, fd, callback, *args):
+    """asyncio's transports before Python 3.11.3: a reader added even when paused."""
+    if self._closing:
+        return
+    self._loop._add_reader(fd, callback, *args)
+
+
+@pytest.mark.asyncio
+async def test_what_sandboxd_sends_before_the_kernel_listens_reaches_it(relayed, monkeypatch):
+    # Debian 12's Python 3.11.2 reads a connection that connection_made paused, so sandboxd's
+    # greeting was read before the kernel's socket existed, and lost: the kernel never answered.
+    from asyncio import selector_events
+
+    monkeypatch.setattr(selector_events._SelectorTransport, "_add_reader", _add_reader_as_before_3_11_3)
+    context, relay, kernel_prefix = relayed
+    sandboxd = context.socket(zmq.DEALER)
+    sandboxd.connect(f"ipc://{relay.prefix}-1")
+    await sandboxd.send_multipart([b"kernel_info_request"])
+    await asyncio.sleep(0.3)  # the relay reads sandboxd's greeting while the kernel has no socket
+    kernel = context.socket(zmq.ROUTER)
+    kernel.bind(f"ipc://{kernel_prefix}-1")
+    assert (await received(kernel))[1:] == [b"kernel_info_request"]
