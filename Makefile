@@ -8,7 +8,8 @@ TEST_DATABASE_URL ?= postgres://analyst:analyst@127.0.0.1:5432/analyst
 # the processes it drives (sandboxd, kernels, a worker, a browser), so three share two cores well.
 TEST_WORKERS ?= 3
 
-.PHONY: setup install vendor template migrate run test test-slow test-postgres chaos bench lint clean
+.PHONY: setup install vendor template migrate run test test-slow test-postgres chaos bench lint clean \
+	image test-deploy
 
 setup: install vendor .env template migrate
 
@@ -44,7 +45,7 @@ run: setup
 # which `make test-slow` runs; .ci/run runs both. Those marked serial run alone, after the rest.
 test: setup
 	scripts/ensure-redis
-	$(BIN)/pytest -n $(TEST_WORKERS) -m "not slow and not serial"
+	$(BIN)/pytest -n $(TEST_WORKERS) -m "not slow and not serial and not deploy"
 	$(BIN)/pytest -m "serial and not slow" -p no:cacheprovider
 
 test-slow: setup
@@ -77,6 +78,19 @@ bench: setup
 	$(BIN)/python benchmarks/contexts.py
 	$(BIN)/python benchmarks/density.py
 	$(BIN)/python benchmarks/grid_rows.py
+
+# The app's image (web, worker, beat and sandboxd) from the Dockerfile, with podman; on a base made
+# from Debian's packages unless IMAGE_BASE names one (python:3.11-slim-bookworm where Docker Hub
+# is reachable). Cached layers: a change to the code rebuilds only the last ones.
+image:
+	scripts/build-image
+
+# docker-compose.yml for real under podman-compose, from that image (Redis and Postgres from
+# Debian's packages, scripts/build-service-images), driven through its published port on
+# 127.0.0.1: the user's path, a hostile cell, every service restarted, down and up (tests/deploy).
+test-deploy: install image
+	scripts/build-service-images
+	$(BIN)/pytest tests/deploy -m deploy -p no:cacheprovider
 
 lint: install
 	$(BIN)/ruff check .

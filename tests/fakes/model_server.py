@@ -154,17 +154,24 @@ class RecordedRequest:
 
 
 class ScriptedModelServer:
-    """A threaded HTTP server on 127.0.0.1 (a free port) that answers from a queue of replies."""
+    """A threaded HTTP server on 127.0.0.1 (a free port) that answers from a queue of replies.
+    ``host`` and ``port`` serve it elsewhere: the deployment test's model container listens on
+    its container's every address."""
 
     def __init__(
-        self, *, expect_all_used: bool = True, azure_deployments: tuple[str, ...] = ("gpt-test-deployment",)
+        self,
+        *,
+        expect_all_used: bool = True,
+        azure_deployments: tuple[str, ...] = ("gpt-test-deployment",),
+        host: str = "127.0.0.1",
+        port: int = 0,
     ) -> None:
         self.expect_all_used = expect_all_used
         self.azure_deployments = azure_deployments
         self.requests: list[RecordedRequest] = []
         self._replies: deque[Reply] = deque()
         self._lock = threading.Lock()
-        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server = _Server((host, port), _Handler)
         self._server.owner = self
         self._thread = threading.Thread(
             target=self._server.serve_forever,
