@@ -18,8 +18,8 @@ const MODES = {
 export class Composer {
   /** files: the files panel, whose uploads still being sent a question waits for (or null).
    * cellLanguage: the code cell's Python/SQL switch (static/app/sql_cell.js), or null. */
-  constructor({ api, apiBase, models, model, unavailable, turns, files = null, cellLanguage = null }) {
-    Object.assign(this, { api, apiBase, turns, files, cellLanguage });
+  constructor({ api, apiBase, models, model, unavailable, turns, files = null, cellLanguage = null, queue = null }) {
+    Object.assign(this, { api, apiBase, turns, files, cellLanguage, queue });
     this.sending = false;
     this.unavailable = unavailable; // why the session's model cannot answer here; "" when it can
 
@@ -129,7 +129,8 @@ export class Composer {
 
   showSendState() {
     // While a turn runs the server would refuse another (one only saving the kernel aside).
-    const busy = this.turns.running && this.turns.phase !== "saving";
+    // Nor while another member's turn runs, unless this one may wait in line behind it.
+    const busy = this.turns.running && this.turns.phase !== "saving" && !this.queue?.mayWait;
     this.sendButton.disabled = this.sending || this.blocked || busy;
     this.sendButton.title = busy ? "A turn is running: wait for it, or Stop it" : "";
     this.sendReason.hidden = !this.blocked;

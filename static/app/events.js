@@ -13,17 +13,21 @@ const MAX_DELAY = 5000;
 const NOT_ALLOWED = 4404; // the server's close code: no such session, or not yours
 const SILENT_HEARTBEATS = 2.5;
 const FIRST_INTERVAL = 10; // seconds between heartbeats until the server says otherwise
+// What a member's socket also sends, outside the log (analyst/web/consumers.py): to onLive.
+const LIVE = new Set(["presence", "comment", "comment_removed", "notifications"]);
 
 /**
  * onEvent(event) gets each event once, in order; onState(state) hears "connecting", "live",
  * "reconnecting" and, when the session is gone or forbidden, "unavailable" (the stream stops);
- * onCaughtUp() is called when a read of the log over HTTP has ended (done, or failed part way).
+ * onCaughtUp() is called when a read of the log over HTTP has ended (done, or failed part way);
+ * onLive(message) gets what the socket sends that is not in the log (presence, comments, the
+ * unread count), as it comes.
  * ``fold`` (lines), where given, asks the page's first read of the log to leave out the text of
  * outputs past their first ``fold`` lines (their stream events come with ``payload.folded``).
  */
 export class EventStream {
-  constructor({ api, eventsUrl, wsUrl, onEvent, onState, onCaughtUp = () => {}, fold = null }) {
-    Object.assign(this, { api, eventsUrl, wsUrl, onEvent, onState, onCaughtUp, fold });
+  constructor({ api, eventsUrl, wsUrl, onEvent, onState, onCaughtUp = () => {}, onLive = () => {}, fold = null }) {
+    Object.assign(this, { api, eventsUrl, wsUrl, onEvent, onState, onCaughtUp, onLive, fold });
     this.last = 0; // the last seq handed to onEvent
     this.askedAfter = null; // the gap replay already requested, so a burst asks once
     this.delay = FIRST_DELAY;
@@ -104,6 +108,7 @@ export class EventStream {
     const url = new URL(this.wsUrl, location.href);
     url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
     url.searchParams.set("after", String(this.last));
+    url.searchParams.set("collab", "1"); // presence, comments and the unread count too (a member's)
     return url;
   }
 
@@ -124,6 +129,14 @@ export class EventStream {
         this.askAgain(socket);
       }
       return "heartbeat";
+    }
+    if (LIVE.has(event?.type)) {
+      try {
+        this.onLive(event);
+      } catch (error) {
+        console.error("could not show", event, error);
+      }
+      return;
     }
     if (!Number.isInteger(event?.seq) || event.seq <= this.last) return; // seen already
     if (event.seq > this.last + 1) {

@@ -21,6 +21,9 @@ import { StatusBar } from "./status.js";
 import { SessionConnections } from "./session_connections.js";
 import { SessionSecrets } from "./session_secrets.js";
 import { CellLanguage } from "./sql_cell.js";
+import { Comments } from "./comments.js";
+import { Presence } from "./presence.js";
+import { TurnQueue } from "./turn_queue.js";
 import { SessionTitle } from "./title.js";
 import { Transcript } from "./transcript.js";
 import { Turns } from "./turns.js";
@@ -36,6 +39,12 @@ const api = new Api(config.csrfToken || cookie("csrftoken"));
 if (owner) liveTablesAt(`${config.apiBase}/variables`); // a table a variable holds pages from the kernel
 const turns = new Turns();
 const status = new StatusBar(turns);
+// A member's page (not a share link's): who else is here, comments, whose turn it is.
+const member = config.mode !== "shared";
+const me = document.querySelector("meta[name=analyst-user]")?.content ?? null;
+const presence = member ? new Presence({ me }) : null;
+const comments = member ? new Comments({ api, url: `${config.apiBase}/comments`, me }) : null;
+const queue = member ? new TurnQueue({ me }) : null;
 
 const transcriptElement = el("div", { class: "transcript", testid: "transcript", attrs: { role: "log" } });
 transcriptElement.dataset.empty = owner
@@ -53,6 +62,8 @@ const transcript = new Transcript(transcriptElement, {
   onParameters: owner ? (code) => runs?.mark(code) : null,
   branches: parseJson(config.branches, []),
   foldedText: new FoldedText(api, config.eventsUrl),
+  me: member ? me : null,
+  decorate: comments ? (node, seq) => comments.decorate(node, seq) : null,
 });
 const backlog = new Backlog(transcript, transcriptElement);
 
@@ -65,6 +76,7 @@ const files = config.filesUrl
   : null;
 
 const dock = el("div", { class: "dock" }, status.element);
+if (queue) dock.append(queue.element);
 let composer = null;
 const cellLanguage = owner ? new CellLanguage() : null;
 if (owner) {
@@ -77,6 +89,7 @@ if (owner) {
     unavailable: config.modelUnavailable ?? "",
     turns,
     files,
+    queue,
   });
   dock.append(composer.element);
   turns.addEventListener("change", () => transcript.setIdle(!turns.running));
@@ -105,6 +118,7 @@ const header = el(
   title.element,
   usage.element,
 );
+if (presence) header.append(presence.element);
 // The header's controls: in the header where they fit, behind its Menu button where they do not.
 const controlsMenu = el("div", { class: "header-controls", attrs: { id: "header-controls", popover: "" } });
 let variables = null;
@@ -198,10 +212,22 @@ new EventStream({
   wsUrl: config.wsUrl,
   fold: FOLD_LINES,
   onState: (state) => status.setConnection(state),
-  onCaughtUp: () => backlog.release(),
+  onCaughtUp: () => {
+    backlog.release();
+    comments?.load();
+  },
+  onLive(message) {
+    if (message.type === "presence") presence?.show(message.users ?? []);
+    else if (message.type === "comment") comments?.add(message.comment);
+    else if (message.type === "comment_removed") comments?.remove(message.id);
+    else if (message.type === "notifications") {
+      window.dispatchEvent(new CustomEvent("analyst:notifications", { detail: { unread: message.unread } }));
+    }
+  },
   onEvent(event) {
     backlog.apply(event);
     turns.apply(event);
+    queue?.apply(event);
     title.apply(event);
     if (event.type === "file_added") files?.fileAdded(event.payload);
     else if (event.type === "file_removed") files?.fileRemoved(event.payload);

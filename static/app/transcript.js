@@ -27,7 +27,9 @@ export class Transcript {
    * composer to be edited and run again as a new cell; ``onEditQuestion(text, turn)`` a question,
    * to be edited into a branch; ``onRegenerate(turn)`` asks the last question again.
    * ``branches``: this session's branches ({id, title, at: the question's seq}), linked there.
-   * ``foldedText`` (a FoldedText) loads the outputs the server left out of the page (?fold=). */
+   * ``foldedText`` (a FoldedText) loads the outputs the server left out of the page (?fold=).
+   * ``me``: the viewer's username (a question or cell of someone else's says who asked or ran
+   * it); ``decorate(node, seq)``, where given, adds to each question, cell and answer (comments). */
   constructor(
     root,
     {
@@ -39,6 +41,8 @@ export class Transcript {
       onParameters = null,
       branches = [],
       foldedText = null,
+      me = null,
+      decorate = null,
     },
   ) {
     this.root = root;
@@ -51,6 +55,8 @@ export class Transcript {
     this.parametersCode = null; // the code of the marked parameters cell
     this.branches = branches;
     this.foldedText = foldedText;
+    this.me = me;
+    this.decorate = decorate ?? (() => {});
     this.turn = null; // the turn of the event being applied: its nodes are marked with it
     this.kinds = new Map(); // turn → "chat" | "cell" | "restart", from its first event
     this.regenerate = null; // the Regenerate button under the last answer, while it is the last turn
@@ -92,7 +98,7 @@ export class Transcript {
         if (payload.regenerates != null) this.supersede(payload.regenerates);
         return this.add(this.question(payload, turn, seq));
       case "cell": {
-        const via = payload.via === "mcp" ? viaMcp(payload, "run") : "";
+        const via = payload.via === "mcp" ? viaMcp(payload, "run") : this.someoneElse(payload.by, "run");
         const replay = payload.replay ?? null;
         const author = replay?.by === "model" ? "assistant" : "user";
         this.ownCell = this.addCell(payload.code ?? "", author, { seq, via, editedFrom: payload.edited_from, replay });
@@ -109,7 +115,7 @@ export class Transcript {
       case "assistant_delta":
         return this.streamAssistant(payload.text ?? "");
       case "assistant_message":
-        return this.finishAssistant(payload.text ?? "", payload.citations);
+        return this.finishAssistant(payload.text ?? "", payload.citations, seq);
       case "stdout":
       case "stderr": {
         const output = this.outputFor(payload);
@@ -176,6 +182,9 @@ export class Transcript {
     );
     if (seq != null) box.id = `msg-${seq}`;
     if (payload.via === "mcp") box.append(el("div", { class: "via", testid: "via", text: viaMcp(payload, "asked") }));
+    else if (this.someoneElse(payload.by, "asked")) {
+      box.append(el("div", { class: "via asked-by", testid: "asked-by", text: this.someoneElse(payload.by, "asked") }));
+    }
     const actions = el("div", { class: "question-actions" });
     if (payload.regenerates != null) {
       actions.append(el("span", { class: "regenerated", testid: "regenerated", text: "asked again" }));
@@ -192,7 +201,13 @@ export class Transcript {
       link.href = `/sessions/${branch.id}/`;
       box.append(link);
     }
+    this.decorate(box, seq);
     return box;
+  }
+
+  /** "asked by alice": a member's question or cell shown to another member ("" to its own). */
+  someoneElse(by, verb) {
+    return by && this.me && by !== this.me ? `${verb} by ${by}` : "";
   }
 
   /** A fork's or a branch's first line; a branch links back to the question it was made at
@@ -355,6 +370,7 @@ export class Transcript {
     );
     section.append(header, source, output);
     if (author === "assistant") foldTallOutput(output);
+    this.decorate(section, seq);
     this.add(section);
     this.running = section;
     return section;
@@ -423,7 +439,7 @@ export class Transcript {
 
   /** The complete message replaces the one streamed so far, with a button copying its markdown;
    * its figures linked to the outputs holding them, or marked when none does (``citations``). */
-  finishAssistant(text, citations) {
+  finishAssistant(text, citations, seq = null) {
     const box = this.streaming?.box ?? el("div", { class: "message assistant", testid: "assistant-message" });
     if (!this.streaming) this.add(box);
     box.classList.remove("streaming");
@@ -436,6 +452,7 @@ export class Transcript {
     box.replaceChildren(answer, copyButton(() => withoutMarkers(text), "Copy answer", "copy-answer"));
     const counted = this.countFigures(citations);
     if (counted) box.append(counted);
+    this.decorate(box, seq);
     this.streaming = null;
   }
 

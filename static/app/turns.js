@@ -35,10 +35,11 @@ export class Turns extends EventTarget {
     switch (type) {
       case "user_message":
         this.open.add(turn);
-        return this.behindSave(turn) ? this.changed() : this.enter("queued", at);
+        return this.behindSave(turn) || this.inLine(turn) ? this.changed() : this.enter("queued", at);
       case "cell":
       case "tool_call":
         if (turn != null) this.open.add(turn);
+        if (this.inLine(turn)) return this.changed();
         this.replay = payload?.replay ?? null;
         return this.behindSave(turn) ? this.changed() : this.enter("cell", at);
       case "turn_started":
@@ -83,6 +84,11 @@ export class Turns extends EventTarget {
         if (turn === this.current) this.current = null;
         return this.open.size ? this.enter("queued", at) : this.enter(null, at); // the rest wait to start
     }
+  }
+
+  /** A member's turn asked while another's runs: it waits in line, the phase stays the running one's. */
+  inLine(turn) {
+    return this.current != null && this.open.has(this.current) && turn != null && turn !== this.current;
   }
 
   behindSave(turn) {
