@@ -137,12 +137,17 @@ def alice_login(browser: Any, web: str) -> Iterator[Any]:
         contexts.append(context)
         page = context.new_page()
         page.goto(f"{web}/accounts/login/")
-        page.fill("input[name=username]", "alice")
-        page.fill("input[name=password]", "a-long-passphrase")
-        page.click("form[data-testid=login-form] button[type=submit]")
+        fill_login(page, "alice", "a-long-passphrase")
         page.wait_for_url(f"{web}/sessions/")
         return page
 
     yield login
     for context in contexts:
         context.close()
+
+
+def fill_login(page: Any, username: str, password: str) -> None:
+    """Sign in through the login form the page shows (the login page, or one it redirected to)."""
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", password)
+    page.click("form[data-testid=login-form] button[type=submit]")

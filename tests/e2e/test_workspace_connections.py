@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 
 from analyst.models import Connection, Membership, Workspace
+from tests.e2e.conftest import fill_login
 from tests.e2e.test_connections import row_of
 
 
@@ -44,9 +45,7 @@ def test_an_admin_adds_one_to_the_workspace_and_an_editor_only_sees_it(
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     other = context.new_page()
     other.goto(f"{web}/accounts/login/")
-    other.fill("input[name=username]", "bob")
-    other.fill("input[name=password]", "another-long-passphrase")
-    other.click("form[data-testid=login-form] button[type=submit]")
+    fill_login(other, "bob", "another-long-passphrase")
     other.wait_for_url(f"{web}/sessions/")
     other.goto(f"{web}/connections/")
     shared = row_of(other, "shared")

@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from analyst.models import AnalysisSession, Membership, Workspace
 from analyst.models.workspaces import Role
 from analyst.realtime import events
+from tests.e2e.conftest import fill_login
 
 
 def test_create_invite_accept_and_switch(stack, web, browser, alice_login, shoot):
@@ -29,9 +30,7 @@ def test_create_invite_accept_and_switch(stack, web, browser, alice_login, shoot
     get_user_model().objects.create_user("bob", password="another-long-passphrase")
     bob = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
     bob.goto(url)
-    bob.fill("input[name=username]", "bob")
-    bob.fill("input[name=password]", "another-long-passphrase")
-    bob.click("form[data-testid=login-form] button[type=submit]")
+    fill_login(bob, "bob", "another-long-passphrase")
     expect(bob.get_by_test_id("invitation-offer")).to_contain_text("as editor")
     bob.get_by_test_id("invitation-accept").click()
     expect(bob.get_by_test_id("member-name")).to_have_text(["alice", "bob"])
@@ -77,9 +76,7 @@ def test_a_viewer_follows_a_colleagues_session_live_read_only_and_forks_it(stack
 
     reader = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
     reader.goto(f"{web}/accounts/login/?next=/sessions/{session.id}/")
-    reader.fill("input[name=username]", "vic")
-    reader.fill("input[name=password]", "a-viewers-passphrase")
-    reader.click("form[data-testid=login-form] button[type=submit]")
+    fill_login(reader, "vic", "a-viewers-passphrase")
     reader.wait_for_url(f"{web}/sessions/{session.id}/")
     expect(reader.get_by_test_id("transcript")).to_contain_text("revenue 1234")
     expect(reader.get_by_test_id("readonly-banner")).to_have_text(
