@@ -33,10 +33,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN apt-get update \
     && apt-get install -y --no-install-recommends bubblewrap libseccomp2 \
     && rm -rf /var/lib/apt/lists/*
-# The app's own user: web, worker and beat run as it. sandboxd runs as root (docker-compose.yml
-# says why) and starts each kernel as a user of its own from SANDBOXD_UID_BASE.
-RUN groupadd --system --gid 10001 analyst \
-    && useradd --system --uid 10001 --gid analyst --home-dir /app --shell /usr/sbin/nologin analyst
+# The app's own user: web, worker and beat run as it (uid 1000, as deploy/kubernetes/ runs them).
+# sandboxd runs as root (docker-compose.yml says why) and starts each kernel as a user of its own
+# from SANDBOXD_UID_BASE.
+RUN groupadd --gid 1000 analyst \
+    && useradd --uid 1000 --gid analyst --home-dir /app --shell /usr/sbin/nologin analyst
 
 WORKDIR /app
 # The app's dependencies first, read from pyproject.toml: a change to the code reuses this layer.

@@ -116,7 +116,8 @@ class ComposeStack:
 
     def down(self, *, volumes: bool) -> None:
         self.compose("down", *(["-v"] if volumes else []), check=False)
-        if volumes:  # podman-compose 1.0's `down -v` leaves named volumes of a stopped project
+        if volumes:  # podman-compose 1.0's `down -v` leaves the project's volumes and network
             for name in self.podman("volume", "ls", "-q", check=False).stdout.split():
                 if name.startswith(f"{self.project}_"):
                     self.podman("volume", "rm", "-f", name, check=False)
+            self.podman("network", "rm", "-f", f"{self.project}_default", check=False)

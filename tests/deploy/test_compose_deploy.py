@@ -111,7 +111,7 @@ def script_model(stack: ComposeStack, *replies: dict[str, Any]) -> None:
 
 def test_every_service_is_healthy_and_only_sandboxd_is_root(stack):
     users = {service: stack.exec(service, "id", "-u").stdout.strip() for service in ("web", "worker", "beat")}
-    assert users == {"web": "10001", "worker": "10001", "beat": "10001"}, "the image's user, not root"
+    assert users == {"web": "1000", "worker": "1000", "beat": "1000"}, "the image's user, not root"
     assert stack.exec("sandboxd", "id", "-u").stdout.strip() == "0"
     health = httpx.get(f"{stack.base_url}/healthz", timeout=10).json()
     assert all(check["ok"] for check in health["checks"].values()), health
