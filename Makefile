@@ -9,7 +9,7 @@ TEST_DATABASE_URL ?= postgres://analyst:analyst@127.0.0.1:5432/analyst
 TEST_WORKERS ?= 3
 
 .PHONY: setup install vendor template migrate run test test-slow test-postgres chaos bench lint clean \
-	image test-deploy
+	image test-deploy test-deploy-short
 
 setup: install vendor .env template migrate
 
@@ -91,6 +91,12 @@ image:
 test-deploy: install image
 	scripts/build-service-images
 	$(BIN)/pytest tests/deploy -m deploy -p no:cacheprovider
+
+# CI's version (.ci/run): the same but the `restart` of every service, which `down` and `up` with
+# the volumes kept covers too (every container started again, the state kept).
+test-deploy-short: install image
+	scripts/build-service-images
+	$(BIN)/pytest tests/deploy -m deploy -p no:cacheprovider -k "not every_service_restarted"
 
 lint: install
 	$(BIN)/ruff check .
