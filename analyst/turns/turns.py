@@ -63,7 +63,7 @@ def check_can_start(
     busy = unfinished.exclude(status=Turn.Status.RUNNING, saving=True)
     if asker is not None and kind in WAIT_IN_LINE:
         if busy.filter(requested_by=asker).exists():
-            raise TurnRefused("a turn of yours is already running in this session; wait for it or stop it")
+            raise TurnRefused("a turn is already running in this session; wait for it or stop it")
         return
     if busy.exists():
         raise TurnRefused("a turn is already running in this session; wait for it or stop it")

@@ -53,8 +53,10 @@ async def each_of(communicator: WebsocketCommunicator, *types: str, timeout: flo
 
 
 async def closed_with(communicator: WebsocketCommunicator, timeout: float = 5) -> int:
-    """The close code the server ends the socket with (passing over the frames before it)."""
+    """The close code the server ends the socket with (passing over the frames before it); the
+    socket is done with after it."""
     while (output := await communicator.receive_output(timeout=timeout))["type"] == "websocket.send":
         pass
     assert output["type"] == "websocket.close", output
+    await communicator.disconnect()  # as the server would: the consumer ends, off the layer
     return output["code"]

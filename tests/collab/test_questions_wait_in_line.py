@@ -29,7 +29,7 @@ def test_an_editors_question_waits_behind_anothers_and_runs_after_it(session):
     again = ask("eve", session, "And by week?")
     assert again.status_code == 409
     assert again.json()["error"]["message"] == (
-        "a turn of yours is already running in this session; wait for it or stop it"
+        "a turn is already running in this session; wait for it or stop it"
     )
     assert ask("olga", session, "More?").status_code == 409
     assert ask("vic", session, "May I?").status_code == 403
