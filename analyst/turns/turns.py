@@ -62,9 +62,7 @@ def check_can_start(
         unfinished = unfinished.exclude(cancel_requested=True)
     busy = unfinished.exclude(status=Turn.Status.RUNNING, saving=True)
     if asker is not None and kind in WAIT_IN_LINE:
-        if busy.filter(requested_by=asker).exists():
-            raise TurnRefused("a turn is already running in this session; wait for it or stop it")
-        return
+        busy = busy.filter(requested_by=asker)  # others' turns: this one waits in line behind them
     if busy.exists():
         raise TurnRefused("a turn is already running in this session; wait for it or stop it")
 
