@@ -141,6 +141,7 @@ if (owner) {
     api,
     apiBase: config.apiBase,
     privacy: config.privacy,
+    privacySetBy: config.privacySetBy,
     sendChartImages: config.sendChartImages !== "false",
     onError: (message) => composer.showError(message),
   });
@@ -155,7 +156,6 @@ if (owner) {
   });
   const secrets = new SessionSecrets({ api, apiBase: config.apiBase });
   connections.element.append(secrets.element);
-    privacySetBy: config.privacySetBy,
   connections.refresh();
   secrets.refresh();
   if (shares) shares.before(connections.element, privacy.element, approval.element);
