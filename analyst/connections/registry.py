@@ -48,7 +48,7 @@ def get_for(user: AbstractBaseUser, connection_id: object, action: Action = Acti
     if role is None:
         raise Http404("no such connection")
     if not roles.may(role, action):
-        raise not_an_admin(connection.workspace)
+        raise PermissionDenied(roles.refusal(role, action, connection.workspace))
     return connection
 
 
@@ -106,16 +106,8 @@ def check_workspace(user: AbstractBaseUser, workspace_id: object) -> Workspace |
     if role is None:
         raise Http404("no such workspace")
     if not roles.may(role, Action.MANAGE_CONNECTIONS):
-        raise not_an_admin(workspace)
+        raise PermissionDenied(roles.refusal(role, Action.MANAGE_CONNECTIONS, workspace))
     return workspace
-
-
-def not_an_admin(workspace: Workspace) -> PermissionDenied:
-    """What a member who may not manage the workspace's connections reads (a viewer too: the
-    roles' own sentence for viewers speaks of sessions)."""
-    return PermissionDenied(
-        f"only an admin or an owner of {workspace.name} may manage connections: ask one of them"
-    )
 
 
 def do_create(
