@@ -233,12 +233,11 @@ def execute(turn_id: int) -> None:
 
 def run_claimed(turn: Turn) -> None:
     if not may_still_run(turn):
-        end(
-            turn,
-            Turn.Status.FAILED,
-            "turn_failed",
-            {"reason": "its requester may no longer work in this session"},
-        )
+        why = "its requester may no longer work in this session"
+        if turn.events.exists():  # a member's question in the log, which says why it never ran
+            end(turn, Turn.Status.FAILED, "turn_failed", {"reason": why})
+        else:  # never asked here (not a member's): nothing of it reaches the session's log
+            finish(turn, Turn.Status.FAILED, error=why)
         return
     events.append(turn.session_id, "turn_started", {"kind": turn.kind}, turn=turn)
     try:

@@ -1,4 +1,5 @@
-"""A turn runs at most once, only for the session's owner, and within its round limit."""
+"""A turn runs at most once, only for a member of its session's workspace whose role allows it, and
+within its round limit."""
 
 from django.contrib.auth import get_user_model
 

@@ -164,7 +164,7 @@ def test_a_view_that_raises_is_a_json_500_without_its_traceback(
     def broken(*args, **kwargs):
         raise RuntimeError("db password is hunter2")
 
-    monkeypatch.setattr(sessions, "get_owned", broken)
+    monkeypatch.setattr(sessions, "get_for", broken)
     response = bearer(alice, raise_request_exception=False).get(f"/api/sessions/{session.id}")
     assert_json_error(response, 500, "server_error")
     assert b"hunter2" not in response.content
