@@ -178,7 +178,7 @@ export class Transcript {
     const box = el(
       "div",
       { class: "message user", testid: "user-message" },
-      el("div", { class: "bubble", text: payload.text ?? "" }),
+      el("div", { class: "bubble", testid: "question-text", text: payload.text ?? "" }),
     );
     if (seq != null) box.id = `msg-${seq}`;
     if (payload.via === "mcp") box.append(el("div", { class: "via", testid: "via", text: viaMcp(payload, "asked") }));
