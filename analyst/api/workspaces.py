@@ -11,7 +11,6 @@ from django.views.decorators.http import require_http_methods, require_POST
 from analyst.accounts import workspace_storage
 from analyst.api.auth import ApiError, api_view, json_body
 from analyst.audit import records as audit_records
-from analyst.collab import access
 from analyst.models import Membership, Workspace
 from analyst.models.workspaces import Role
 from analyst.trust import privacy
@@ -137,14 +136,12 @@ def member_detail(request: HttpRequest, workspace_id: int, membership_id: int) -
             else:
                 gone = members.do_remove(membership=membership, by=request.user)
             audit_records.record_membership("member_remove", gone, by=request.user)
-            access.do_recheck(gone.user)  # their open pages of its sessions close now
             return JsonResponse({"deleted": membership_id})
         changed = members.do_change_role(
             membership=membership, by=request.user, role=json_body(request).get("role")
         )
         was = {"was": membership.role}
         audit_records.record_membership("member_role", changed, by=request.user, detail=was)
-        access.do_recheck(changed.user)
     return JsonResponse(member_dict(changed))
 
 
