@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from sandboxes import Sandbox, SandboxError
+from tests.channel_layers import drop_layers_left_behind
 from tests.oidc_provider.process import OIDCProvider
 from tests.sandboxd_process import SandboxdProcess
 
@@ -45,6 +46,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if DATABASE_FIXTURES & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("django_db"):
             item.add_marker(pytest.mark.database)
+
+
+@pytest.fixture(autouse=True)
+def channel_layers_left_behind_dropped() -> Iterator[None]:
+    yield
+    drop_layers_left_behind()
 
 
 @pytest.fixture(scope="session")
