@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET
 
 from analyst.api.auth import ApiError, api_view
 from analyst.models import Artifact
-from analyst.realtime import events
+from analyst.realtime import events, naming
 from analyst.realtime.folding import fold_outputs
 from analyst.sessions import sessions
 
@@ -57,6 +57,8 @@ def events_response(
         return response
     page = events.after_as_json(session_id, after, limit + 1)
     served = fold_outputs(page[:limit], lines=fold) if fold else page[:limit]
+    if link_group:  # a link's reader: not who asked or ran each (analyst.realtime.naming)
+        served = [(kind, naming.unnamed_json(kind, payload), rest) for kind, payload, rest in served]
     listed = ", ".join(events.as_json(rest, payload) for _, payload, rest in served)
     body = f'{{"events": [{listed}], "more": {json.dumps(len(page) > limit)}}}'
     return HttpResponse(body, content_type="application/json")
@@ -76,7 +78,12 @@ def fold_lines(value: str | None) -> int | None:
 
 
 async def live(session_id: object, after: int, *, link_group: str | None = None) -> AsyncIterator[bytes]:
-    """Stored events after ``after``, then new ones as they are broadcast; never a gap or a repeat."""
+    """Stored events after ``after``, then new ones as they are broadcast; never a gap or a repeat.
+    A link's reader (``link_group``) reads them without who asked or ran each."""
+
+    def shown(event: dict[str, Any]) -> dict[str, Any]:
+        return naming.unnamed(event) if link_group else event
+
     layer = get_channel_layer()
     channel = await layer.new_channel()
     groups = [events.group_name(session_id), *([link_group] if link_group else [])]
@@ -89,7 +96,7 @@ async def live(session_id: object, after: int, *, link_group: str | None = None)
                 batch = await sync_to_async(events.after)(session_id, last)
                 for event in batch:
                     last = event["seq"]
-                    yield sse(event)
+                    yield sse(shown(event))
                 replay = bool(batch)
             try:
                 message = await asyncio.wait_for(layer.receive(channel), settings.ANALYST_HEARTBEAT_INTERVAL)
@@ -105,7 +112,7 @@ async def live(session_id: object, after: int, *, link_group: str | None = None)
             event = message["event"]
             if event["seq"] == last + 1:
                 last = event["seq"]
-                yield sse(event)
+                yield sse(shown(event))
             elif event["seq"] > last + 1:  # missed one: the stored log fills the gap
                 replay = True
     except Exception:  # raised, the response would hang open and silent: end it, the client resumes

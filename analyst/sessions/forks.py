@@ -18,7 +18,8 @@ from analyst.audit import records as audit_records
 from analyst.connections.attachments import copy_attachments, uses_secrets
 from analyst.kernels import snapshots as kernel_snapshots
 from analyst.models import AnalysisSession, Artifact, DataFile, Event, KernelSnapshot, Message
-from analyst.realtime import events
+from analyst.realtime import events, naming
+from analyst.sessions import sessions
 from analyst.trust import privacy
 from analyst.uploads import shared_files
 
@@ -81,7 +82,8 @@ def _do_fork(
         **kept_settings(source),
     )
     copy_attachments(source, fork)  # one's own fork keeps its connections; someone else's, none
-    copy_log(source, fork, source.events.all(), source.messages.all(), source.artifacts.all())
+    named = sessions.may_read(owner, source.id)  # else through a link: not who asked or ran each
+    copy_log(source, fork, source.events.all(), source.messages.all(), source.artifacts.all(), named=named)
     if files:
         copy_files(source, fork)
     snapshot = kernel_snapshots.latest(source) if kernel_state else None
@@ -104,16 +106,23 @@ def _do_fork(
 
 
 def copy_log(
-    source: AnalysisSession, fork: AnalysisSession, events: QuerySet, messages: QuerySet, artifacts: QuerySet
+    source: AnalysisSession,
+    fork: AnalysisSession,
+    events: QuerySet,
+    messages: QuerySet,
+    artifacts: QuerySet,
+    *,
+    named: bool = True,
 ) -> None:
     """``events`` of ``source`` (their seqs kept), ``messages`` (the model's view of them) and the
     ``artifacts`` they show, copied into ``fork``. The copies name no turn (turns stay with their
-    session), so an event of an answer asked again since says so itself: ``superseded``."""
+    session), so an event of an answer asked again since says so itself: ``superseded``; nor,
+    unless ``named``, the members who asked or ran them (analyst.realtime.naming)."""
     shared_files.hold_files_of(source.id)
     renamed = _copy_artifacts(artifacts, fork)
     superseded = set(source.turns.filter(regenerations__isnull=False).values_list("id", flat=True))
     Event.objects.bulk_create(
-        Event(session=fork, seq=e.seq, type=e.type, payload=_copied(e, renamed, superseded))
+        Event(session=fork, seq=e.seq, type=e.type, payload=_copied(e, renamed, superseded, named))
         for e in events.order_by("seq")
     )
     Message.objects.bulk_create(
@@ -147,8 +156,9 @@ def _copy_artifacts(artifacts: QuerySet, fork: AnalysisSession) -> dict[str, str
     return renamed
 
 
-def _copied(event: Event, renamed: dict[str, str], superseded: set[int]) -> dict[str, object]:
+def _copied(event: Event, renamed: dict[str, str], superseded: set[int], named: bool) -> dict[str, object]:
     payload = _renamed(event.payload, renamed)
+    payload = payload if named else naming.unnamed_payload(event.type, payload)
     return {**payload, "superseded": True} if event.turn_id in superseded else payload
 
 

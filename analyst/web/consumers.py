@@ -39,7 +39,7 @@ from django.conf import settings
 
 from analyst.collab import live, presence
 from analyst.models import ShareLink
-from analyst.realtime import events
+from analyst.realtime import events, naming
 from analyst.sessions import sessions, shares
 
 log = logging.getLogger(__name__)
@@ -262,6 +262,10 @@ class SharedEventsConsumer(SessionEventsConsumer):
 
     async def share_revoked(self, message: dict[str, Any]) -> None:
         await self.close(code=NOT_ALLOWED)
+
+    async def send_json(self, content: Any, close: bool = False) -> None:
+        """Events without the member who asked or ran them: a link's reader is not one of them."""
+        await super().send_json(naming.unnamed(content), close)
 
     # A link's readers are not counted as present, and see neither who is nor the comments.
     async def arrive(self) -> None:
