@@ -59,16 +59,26 @@ def past_limit(
     )
 
 
-def check_storage(session: AnalysisSession, *, adding: int, what: str) -> None:
+def check_storage(session: AnalysisSession, *, adding: int, what: str, stored: int | None = None) -> None:
     """Raises LimitReached when storing ``adding`` more bytes (``what``, for the message) would
-    take the session's team workspace past its limit."""
-    past = past_limit(session, adding=adding)
+    take the session's team workspace past its limit (``stored``: what it takes now, if known)."""
+    past = past_limit(session, adding=adding, stored=stored)
     if past is not None:
         raise LimitReached(
             "workspace_storage_limit",
             f"{what} ({human_size(adding)}) would take {past}; delete files or sessions there, or ask"
             f" an admin of {session.workspace.name} for more room.",
         )
+
+
+def stored_now(session: AnalysisSession) -> int | None:
+    """What the session's team workspace stores, its row held until the transaction ends (copies
+    into it are then counted one after the other); None when it has no limit to keep."""
+    workspace = team_workspace_of(session)
+    if workspace is None or not limit_of(workspace):
+        return None
+    Workspace.objects.select_for_update().filter(id=workspace.id).first()
+    return workspace_stored_bytes(workspace.id)
 
 
 def check_limit(value: object) -> int | None:

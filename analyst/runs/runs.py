@@ -25,7 +25,7 @@ from analyst.models import AnalysisSession, DataFile, Event, Run, Schedule, Turn
 from analyst.runs import parameters
 from analyst.sessions import forks, replays, sessions
 from analyst.turns import turns
-from analyst.uploads import uploads
+from analyst.uploads import shared_files, uploads
 
 OUTCOMES = {"replay_done": "done", "replay_stopped": "failed"}
 
@@ -53,7 +53,7 @@ def do_start(
     attempt: int = 1,
 ) -> Run:
     """A run of ``source``'s analysis with ``values`` for its parameters and ``files`` (path of a
-    file of the source: id of an upload of the user's) in place of its files. ValueError,
+    file of the source: id of an upload the user may read) in place of its files. ValueError,
     Http404, replays.NothingToRun, replays.NotComparable, replays.ColumnsMissing,
     uploads.StillReading, parameters.NotAParametersCell."""
     cells = replays.check_cells(source)
@@ -78,13 +78,17 @@ def do_start(
         )
         copy_attachments(source, target)
         swapped = {original.id for original, _ in swaps}
-        for data_file in source.files.exclude(id__in=swapped):
-            forks.copy_file(data_file, target)
-        for original, new in swaps:
-            placed = forks.copy_file(
-                new, target, path=original.path, placement=DataFile.Placement.PLACING, description={}
-            )
-            uploads.enqueue_on_commit(placed)
+        with shared_files.within_storage_limit(user, what=title, into=target):
+            for data_file in source.files.exclude(id__in=swapped):
+                forks.copy_file(data_file, target)
+            placed = [
+                forks.copy_file(
+                    new, target, path=original.path, placement=DataFile.Placement.PLACING, description={}
+                )
+                for original, new in swaps
+            ]
+        for each in placed:
+            uploads.enqueue_on_commit(each)
         turn = turns.do_start_turn(session=target, user=user, kind=Turn.Kind.REPLAY, text=json.dumps(plan))
         given_files = {original.path: new.id for original, new in swaps}
         run = Run.objects.create(
@@ -108,7 +112,7 @@ def _announce(source: AnalysisSession, values: dict[str, Any]) -> str:
 
 
 def _swaps(source: AnalysisSession, user: AbstractBaseUser, files: object) -> list[tuple[DataFile, DataFile]]:
-    """Each file of ``source`` named by path in ``files`` with the upload of the user's that
+    """Each file of ``source`` named by path in ``files`` with the upload (one the user may read) that
     stands in for it, checked as Run again checks one."""
     if files in (None, {}):
         return []
@@ -121,9 +125,7 @@ def _swaps(source: AnalysisSession, user: AbstractBaseUser, files: object) -> li
             raise ValueError(f"this session has no file at {path!r}")
         if not isinstance(upload_id, int) or isinstance(upload_id, bool):
             raise ValueError(f"the file for {path!r} must be the id of an upload")
-        new = DataFile.objects.filter(id=upload_id, session__owner=user).first()
-        if new is None:
-            raise Http404("no such file")
+        new = sessions.readable_upload(user, upload_id)
         if new.placement == DataFile.Placement.PLACING:
             raise uploads.StillReading(f"{new.name} is still being read; try again once it is described")
         replays.compared(original, new)

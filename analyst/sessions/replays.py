@@ -23,16 +23,15 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.http import Http404
 
 from analyst.connections.attachments import copy_attachments
 from analyst.files.reports import FORMAT_NAMES
 from analyst.models import AnalysisSession, DataFile, Turn
 from analyst.realtime import events
-from analyst.sessions import forks
+from analyst.sessions import forks, sessions
 from analyst.sessions.exports.transcript import Code, analysis_cells
 from analyst.turns import turns
-from analyst.uploads import uploads
+from analyst.uploads import shared_files, uploads
 
 
 class NothingToRun(Exception):
@@ -91,15 +90,13 @@ def do_run_all(*, session: AnalysisSession, user: AbstractBaseUser) -> Turn:
 
 def check_rerun(*, session: AnalysisSession, user: AbstractBaseUser, replace: object, using: object) -> Rerun:
     """The request to run ``session`` again with its upload ``replace`` swapped for ``using`` (an
-    upload of any session of the user's). ValueError for ids that are not ids, Http404 for files
+    upload of any session the user may read). ValueError for ids that are not ids, Http404 for files
     not found, TurnRefused while a turn runs, uploads.StillReading while the new file is being
     described, NotComparable, ColumnsMissing, NothingToRun."""
     replace_id, using_id = _upload_id("replace", replace), _upload_id("with", using)
     turns.check_can_start(session)  # its cells are still being made
     original = uploads.owned_file(session, replace_id)
-    new = DataFile.objects.filter(id=using_id, session__owner=user).first()
-    if new is None:
-        raise Http404("no such file")
+    new = sessions.readable_upload(user, using_id)
     if new.id == original.id:
         raise ValueError("choose another file than the one it replaces")
     if new.placement == DataFile.Placement.PLACING:
@@ -157,11 +154,12 @@ def do_rerun(*, rerun: Rerun, user: AbstractBaseUser) -> tuple[AnalysisSession, 
             owner=user, title=title, model=source.model, **forks.made_in_place(source)
         )
         copy_attachments(source, target)
-        for data_file in source.files.exclude(id__in=[original.id, new.id]):
-            forks.copy_file(data_file, target)
-        placed = forks.copy_file(
-            new, target, path=original.path, placement=DataFile.Placement.PLACING, description={}
-        )
+        with shared_files.within_storage_limit(user, what=title, into=target):
+            for data_file in source.files.exclude(id__in=[original.id, new.id]):
+                forks.copy_file(data_file, target)
+            placed = forks.copy_file(
+                new, target, path=original.path, placement=DataFile.Placement.PLACING, description={}
+            )
         uploads.enqueue_on_commit(placed)
         extra = f" It has columns the original has not: {', '.join(rerun.extra)}." if rerun.extra else ""
         text = (

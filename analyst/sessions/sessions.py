@@ -10,7 +10,7 @@ from django.http import Http404
 
 from analyst.kernels import session_kernel
 from analyst.kernels import snapshots as kernel_snapshots
-from analyst.models import AnalysisSession, Membership, Workspace
+from analyst.models import AnalysisSession, DataFile, Membership, Workspace
 from analyst.turns import titles
 from analyst.uploads import shared_files
 from analyst.workspaces import roles
@@ -55,6 +55,15 @@ def may_read(user: AbstractBaseUser, session_id: object) -> bool:
     except Http404:
         return False
     return True
+
+
+def readable_upload(user: AbstractBaseUser, upload_id: object) -> DataFile:
+    """An upload of any session the user may read, to stand in for a file when an analysis runs
+    again; Http404 for any other (a session of a workspace they left among them)."""
+    found = DataFile.objects.filter(id=upload_id).only("id", "session_id").first()
+    if found is None or not may_read(user, found.session_id):
+        raise Http404("no such file")
+    return DataFile.objects.get(id=found.id)
 
 
 def listed(owner: AbstractBaseUser) -> QuerySet[AnalysisSession]:

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.db.models.fields.files import FieldFile
 
 from analyst.accounts import limits as user_limits
+from analyst.accounts import workspace_storage
 from analyst.accounts.storage import stored_bytes
 from analyst.models import AnalysisSession, Artifact, DataFile
 
@@ -28,18 +29,26 @@ def hold_files_of(session_id: object) -> None:
 
 
 @contextmanager
-def within_storage_limit(owner: AbstractBaseUser, *, what: str) -> Iterator[None]:
-    """Around copies made in one transaction for ``owner``: LimitReached when they grew the owner's
-    storage past the limit (then the transaction, rolled back, leaves nothing half made). Copies that
-    add nothing pass even over the limit: they take no more room."""
+def within_storage_limit(
+    owner: AbstractBaseUser, *, what: str, into: AnalysisSession | None = None
+) -> Iterator[None]:
+    """Around copies made in one transaction for ``owner`` (into the session ``into``, when a team
+    workspace's): LimitReached when they grew the owner's storage, or that workspace's, past its
+    limit (then the transaction, rolled back, leaves nothing half made). Copies that add nothing
+    pass even over the limit: they take no more room."""
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("copies are checked inside the transaction that makes them")
     user_limits.hold_user(owner)  # two copies at once are counted one after the other
     before = stored_bytes(owner)
+    workspace_before = None if into is None else workspace_storage.stored_now(into)
     yield
     grown = stored_bytes(owner) - before
     if grown > 0:
         user_limits.check_storage(owner, adding=grown, what=what, stored=before)
+    if into is not None and workspace_before is not None:
+        grown = workspace_storage.stored_now(into) - workspace_before
+        if grown > 0:
+            workspace_storage.check_storage(into, adding=grown, what=what, stored=workspace_before)
 
 
 def release(stored: Iterable[FieldFile]) -> None:
