@@ -63,8 +63,21 @@ def check_can_start(
     busy = unfinished.exclude(status=Turn.Status.RUNNING, saving=True)
     if asker is not None and kind in WAIT_IN_LINE:
         busy = busy.filter(requested_by=asker)  # others' turns: this one waits in line behind them
+    waiting = busy.filter(status=Turn.Status.QUEUED).select_related("requested_by").order_by("id").first()
+    if kind == Turn.Kind.RESTART and waiting is not None:  # turns run in the order asked
+        raise TurnRefused(_restart_after(waiting, asker))
     if busy.exists():
         raise TurnRefused("a turn is already running in this session; wait for it or stop it")
+
+
+def _restart_after(waiting: Turn, asker: AbstractBaseUser | None) -> str:
+    what = {Turn.Kind.CHAT: "question", Turn.Kind.CELL: "cell"}.get(waiting.kind, "run")
+    mine = asker is not None and waiting.requested_by_id == asker.pk
+    whose = "your" if mine or waiting.requested_by is None else f"{waiting.requested_by.get_username()}'s"
+    return (
+        f"{whose} {what} waits to run in this session, and a restart would only come after it:"
+        " restart once it has run"
+    )
 
 
 def do_start_turn(
@@ -137,11 +150,14 @@ def do_restart(*, session: AnalysisSession, user: AbstractBaseUser) -> Turn:
 
     The restart is stored before the running turn is stopped: that turn's worker then knows a
     restart follows, and does not bring the stopped kernel's state back only to have it emptied."""
-    busy = session.turns.exclude(status__in=Turn.FINISHED).exclude(status=Turn.Status.RUNNING, saving=True)
-    running = None if busy.filter(kind=Turn.Kind.RESTART).exists() else busy.order_by("id").first()
-    if running is not None:
-        Turn.objects.filter(id=running.id).update(cancel_requested=True)
-    restart = do_start_turn(session=session, user=user, kind=Turn.Kind.RESTART, text="restart")
+    with transaction.atomic():  # refused (TurnRefused), it leaves the running turn as it was
+        AnalysisSession.objects.select_for_update().filter(id=session.id).first()
+        unfinished = session.turns.exclude(status__in=Turn.FINISHED)
+        busy = unfinished.exclude(status=Turn.Status.RUNNING, saving=True)
+        running = None if busy.filter(kind=Turn.Kind.RESTART).exists() else busy.order_by("id").first()
+        if running is not None:
+            Turn.objects.filter(id=running.id).update(cancel_requested=True)
+        restart = do_start_turn(session=session, user=user, kind=Turn.Kind.RESTART, text="restart")
     if running is not None:
         stop(running)
     return restart

@@ -68,3 +68,20 @@ def test_a_question_whose_asker_was_removed_while_it_waited_does_not_run(session
     ended = Event.objects.get(turn=adams, type="turn_failed")
     assert ended.payload["reason"] == "its requester may no longer work in this session"
     assert not Event.objects.filter(turn=adams, type="turn_started").exists()
+
+
+def test_a_restart_behind_a_waiting_question_is_refused_and_stops_nothing(session):
+    olgas = Turn.objects.get(id=ask("olga", session, "By region?").json()["turn"])
+    ask("eve", session, "By month?")
+    turns.claim(olgas.id)
+    refused = client_of("adam").post(f"/api/sessions/{session.id}/kernel/restart")
+    assert refused.status_code == 409
+    assert refused.json()["error"]["message"] == (
+        "eve's question waits to run in this session, and a restart would only come after it:"
+        " restart once it has run"
+    )
+    hers = client_of("eve").post(f"/api/sessions/{session.id}/kernel/restart")
+    assert hers.json()["error"]["message"].startswith("your question waits")
+    olgas.refresh_from_db()
+    assert (olgas.status, olgas.cancel_requested) == (Turn.Status.RUNNING, False)  # it runs on
+    assert not session.turns.filter(kind=Turn.Kind.RESTART).exists()
