@@ -78,6 +78,8 @@ def do_start(
         )
         copy_attachments(source, target)
         swapped = {original.id for original, _ in swaps}
+        for session_id in sorted({source.id, *(new.session_id for _, new in swaps)}, key=str):
+            shared_files.hold_files_of(session_id)  # the sessions' rows before the user's
         with shared_files.within_storage_limit(user, what=title, into=target):
             for data_file in source.files.exclude(id__in=swapped):
                 forks.copy_file(data_file, target)

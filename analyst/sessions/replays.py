@@ -154,6 +154,8 @@ def do_rerun(*, rerun: Rerun, user: AbstractBaseUser) -> tuple[AnalysisSession, 
             owner=user, title=title, model=source.model, **forks.made_in_place(source)
         )
         copy_attachments(source, target)
+        for session_id in sorted({source.id, new.session_id}, key=str):  # sessions' rows before the user's
+            shared_files.hold_files_of(session_id)
         with shared_files.within_storage_limit(user, what=title, into=target):
             for data_file in source.files.exclude(id__in=[original.id, new.id]):
                 forks.copy_file(data_file, target)

@@ -60,10 +60,10 @@ def may_read(user: AbstractBaseUser, session_id: object) -> bool:
 def readable_upload(user: AbstractBaseUser, upload_id: object) -> DataFile:
     """An upload of any session the user may read, to stand in for a file when an analysis runs
     again; Http404 for any other (a session of a workspace they left among them)."""
-    found = DataFile.objects.filter(id=upload_id).only("id", "session_id").first()
+    found = DataFile.objects.filter(id=upload_id).first()
     if found is None or not may_read(user, found.session_id):
         raise Http404("no such file")
-    return DataFile.objects.get(id=found.id)
+    return found
 
 
 def listed(owner: AbstractBaseUser) -> QuerySet[AnalysisSession]:

@@ -63,9 +63,10 @@ def check_can_start(
     busy = unfinished.exclude(status=Turn.Status.RUNNING, saving=True)
     if asker is not None and kind in WAIT_IN_LINE:
         busy = busy.filter(requested_by=asker)  # others' turns: this one waits in line behind them
-    waiting = busy.filter(status=Turn.Status.QUEUED).select_related("requested_by").order_by("id").first()
-    if kind == Turn.Kind.RESTART and waiting is not None:  # turns run in the order asked
-        raise TurnRefused(_restart_after(waiting, asker))
+    if kind == Turn.Kind.RESTART:  # turns run in the order asked: it would come after one waiting
+        waiting = busy.filter(status=Turn.Status.QUEUED).select_related("requested_by").order_by("id").first()
+        if waiting is not None:
+            raise TurnRefused(_restart_after(waiting, asker))
     if busy.exists():
         raise TurnRefused("a turn is already running in this session; wait for it or stop it")
 
