@@ -9,9 +9,10 @@ and the cell is over), the first rows of each DataFrame or Series the kernel's n
 and the rows a displayed table carries, and keeps their text values, bounded. The cell's output
 then reaches the history (and so every later request) with those values replaced by «col:NAME».
 
-What this does not catch: a value printed straight from a query whose result the cell kept in no
-variable and did not display (``print(sql(...))``), one past the rows read, or one the code
-transformed. A displayed table never reaches the model in schema mode whatever its source
+A query's result the cell kept in no variable and did not display (``print(sql(...))``) is read
+too: the kernel's sql() leaves the cell's last results under CELL_RESULTS, hidden names the next
+cell drops. What this does not catch: a value past the rows read, or one the code transformed. A
+displayed table never reaches the model in schema mode whatever its source
 (analyst.trust.privacy.reduced): its shape, types and numeric summaries do.
 """
 
@@ -23,12 +24,15 @@ from typing import Any
 from analyst.models import AnalysisSession
 from analyst.models.sessions import Privacy
 from analyst.trust import privacy
-from sandboxes import Result, Sandbox, SandboxError
+from sandboxes import Result, Sandbox, SandboxError, VariableNotFound
 
 MAX_TABLES = 20  # of the namespace, read after a cell
 ROWS = 100  # of each: the most sandboxd's inspection gives (its strings cut to 100 characters)
 MAX_VALUES = 20_000
 TEXT_TYPES = ("string", "any")  # pandas' table schema types of object and string columns
+# The kernel's sql() keeps the cell's last results under these, newest first (the template's
+# connections.py, CELL_RESULT_NAMES).
+CELL_RESULTS = tuple(f"_analyst_sql_{n}" for n in range(1, 6))
 
 
 def policy_after_cell(
@@ -61,6 +65,14 @@ def gathered(sandbox: Sandbox | None, results: Iterable[Result]) -> dict[str, st
         try:
             preview = context.preview(name, rows=ROWS)
         except SandboxError:  # gone, or one the inspection could not read: the others still count
+            continue
+        _add(values, preview.fields, preview.data)
+    for name in CELL_RESULTS:
+        try:
+            preview = context.preview(name, rows=ROWS)
+        except VariableNotFound:  # the cell's results end at the first name missing
+            break
+        except SandboxError:
             continue
         _add(values, preview.fields, preview.data)
     return values

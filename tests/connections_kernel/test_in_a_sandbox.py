@@ -48,3 +48,19 @@ def test_a_connection_is_not_kept_in_a_snapshot(sandbox: Sandbox):
     assert "items" in snapshot.contexts[0].saved
     refused = sandbox.run_code("sql('shop', \"insert into items values (3, 'nib')\")")
     assert refused.error is not None and "readonly" in refused.error.value
+
+
+def test_a_cells_query_results_are_readable_after_it_hidden_and_dropped_by_the_next(sandbox: Sandbox):
+    made = sandbox.run_code(
+        SHOP + "print(sql('shop', 'select name from items where id = 1'))\n"
+        "print(sql('shop', 'select name from items where id = 2'))"
+    )
+    assert made.error is None, made.error
+    context = sandbox.default_context
+    newest, older = (context.preview(f"_analyst_sql_{n}", rows=5).data for n in (1, 2))
+    assert ([row["name"] for row in newest], [row["name"] for row in older]) == (["ink"], ["pen"])
+    assert not [v.name for v in context.variables() if v.name.startswith("_analyst")]  # hidden
+    snapshot = sandbox.snapshot()
+    assert not [name for name in snapshot.contexts[0].saved if name.startswith("_analyst")]
+    assert sandbox.run_code("x = 1").error is None
+    assert sandbox.run_code("'_analyst_sql_1' in dir()").text == "False"  # the next cell dropped them

@@ -1,8 +1,8 @@
 """A workspace in schema mode keeps a connection's rows from the model: a real SQLite database
 attached to a session of the workspace (whose own setting says full), read by the model's cells
-with %%sql, sql() kept in a variable, printed, listed, and in a later turn printed again. No
-customer's name or e-mail reaches the model server in any request, while the page's events show
-them all; an aggregate the model asks for still reaches it."""
+with %%sql, sql() kept in a variable, printed, listed, and in a later turn printed again, and
+sql() printed without being kept. No customer's name or e-mail reaches the model server in any
+request, while the page's events show them all; an aggregate the model asks for still reaches it."""
 
 from __future__ import annotations
 
@@ -79,6 +79,11 @@ def test_a_schema_mode_workspace_sends_no_row_of_a_connection(stack, api, alice,
         api,
         session,
         "Who are our customers?",
+        anthropic_tool_call(  # first, before any table holds them: printed, never kept nor displayed
+            "run_python",
+            {"code": 'print(sql("crm", "select email from customers where amount > 40").to_string())'},
+            tool_id="toolu_00",
+        ),
         anthropic_tool_call("run_python", {"code": "%%sql crm\nselect * from customers"}),
         anthropic_tool_call(
             "run_python",
@@ -102,7 +107,7 @@ def test_a_schema_mode_workspace_sends_no_row_of_a_connection(stack, api, alice,
         anthropic_text("I cannot read their names in this workspace."),
     )
 
-    assert len(stack.requests) == 7
+    assert len(stack.requests) == 8
     shown = printed(log) + json.dumps([e["payload"] for e in log if e["type"] == "result"])
     assert all(name in shown for name in NAMES), "the page shows every name"
     assert all(email in shown for email in EMAILS), "and every e-mail"
@@ -113,10 +118,11 @@ def test_a_schema_mode_workspace_sends_no_row_of_a_connection(stack, api, alice,
     assert "schema mode" in system, "the model is told what it does not see"
     assert "- main.customers: id INTEGER, name TEXT, email TEXT, amount INTEGER" in system
     results = tool_results(last)
-    assert len(results) == 5
-    assert "[a table of 8 rows x 4 columns; its rows are withheld from you]" in results[0]
-    assert "amount (integer: min 10, max 80" in results[0], "numeric summaries of a query's table"
-    assert "«col:name»" in results[1] and "«col:email»" in results[1] and "[privacy: " in results[1]
-    assert results[2].count("«col:email»") == 8
-    assert str(TOTAL) in results[3], "an aggregate reaches the model"
-    assert results[4].count("«col:name»") == 8, "a later turn's print of the kept frame too"
+    assert len(results) == 6
+    assert results[0].count("«col:email»") == 4, "a query's rows printed and never kept"
+    assert "[a table of 8 rows x 4 columns; its rows are withheld from you]" in results[1]
+    assert "amount (integer: min 10, max 80" in results[1], "numeric summaries of a query's table"
+    assert "«col:name»" in results[2] and "«col:email»" in results[2] and "[privacy: " in results[2]
+    assert results[3].count("«col:email»") == 8
+    assert str(TOTAL) in results[4], "an aggregate reaches the model"
+    assert results[5].count("«col:name»") == 8, "a later turn's print of the kept frame too"

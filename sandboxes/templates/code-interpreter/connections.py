@@ -332,9 +332,38 @@ def not_kept(value: Any) -> str | None:
     return "a connection: not kept; call connection() again" if made else None
 
 
+# The last results sql() gave in the cell that runs, under names sandboxd's inspection can read:
+# after each cell of a schema-mode session the worker reads them (analyst/trust/kernel_values.py)
+# as it reads the namespace's tables, so rows a cell printed without keeping them
+# (print(sql(...))) are withheld from the model too. Hidden from the variables list and from
+# snapshots (user_ns_hidden), dropped as the next cell starts.
+CELL_RESULT_NAMES = tuple(f"_analyst_sql_{n}" for n in range(1, 6))  # the newest first
+_cell_results: list[Any] = []
+_shells: list[Any] = []  # the kernel's shell, once register() ran
+
+
+def _keep_for_inspection(result: Any) -> None:
+    if not _shells:
+        return
+    shell = _shells[0]
+    _cell_results.insert(0, result)
+    del _cell_results[len(CELL_RESULT_NAMES) :]
+    for name, value in zip(CELL_RESULT_NAMES, _cell_results, strict=False):
+        shell.user_ns[name] = shell.user_ns_hidden[name] = value
+
+
+def forget_cell_results(*_: Any) -> None:
+    _cell_results.clear()
+    for shell in _shells:
+        for name in CELL_RESULT_NAMES:
+            shell.user_ns.pop(name, None)
+            shell.user_ns_hidden.pop(name, None)
+
+
 def register(shell: Any) -> None:
     """Give ``shell`` the %%sql magic, the session's env applied before each cell, and name what
     connection() made to sandboxd's snapshots as not kept."""
+    _shells[:] = [shell]
 
     def sql_magic(line: str, cell: str) -> Any:
         """%%sql [connection] [-> variable]: the cell's SQL, its DataFrame the cell's result."""
@@ -347,6 +376,7 @@ def register(shell: Any) -> None:
 
     shell.register_magic_function(sql_magic, "cell", "sql")
     shell.events.register("pre_run_cell", apply_env)
+    shell.events.register("pre_run_cell", forget_cell_results)  # a silent inspection does not run it
     hook = types.ModuleType(NOT_KEPT_MODULE)
     hook.reason = not_kept  # type: ignore[attr-defined]
     sys.modules[NOT_KEPT_MODULE] = hook
@@ -361,7 +391,9 @@ def sql(name_or_query: str | None, query: str | None = None, /, **params: Any) -
 
     Raises UnknownConnection (a KeyError) for a name not attached to this session."""
     __tracebackhide__ = True
-    return _part("sql").sql(name_or_query, query, **params)
+    result = _part("sql").sql(name_or_query, query, **params)
+    _keep_for_inspection(result)
+    return result
 
 
 def check(name: str) -> dict[str, Any]:
