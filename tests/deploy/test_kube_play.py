@@ -113,5 +113,5 @@ def test_the_manifests_run_a_cell_under_gvisor(played):
         )
         if state.stdout.split() != ["running", "0"]:  # its logs hold the instance that ended too
             said = podman("logs", "--tail", "80", f"{pod}-pod-0-{container}", check=False)
-            raise AssertionError(f"{container}: {state.stdout} {state.stderr}\n{said.stdout}{said.stderr}")
+            pytest.fail(f"{container}: {state.stdout} {state.stderr}\n{said.stdout}{said.stderr}")
     api.close()
