@@ -25,7 +25,7 @@ from analyst.models import AnalysisSession, DataFile, Event, Run, Schedule, Turn
 from analyst.runs import parameters
 from analyst.sessions import forks, replays, sessions
 from analyst.turns import turns
-from analyst.uploads import shared_files, uploads
+from analyst.uploads import uploads
 
 OUTCOMES = {"replay_done": "done", "replay_stopped": "failed"}
 
@@ -77,20 +77,7 @@ def do_start(
             owner=user, title=title, model=source.model, **forks.made_in_place(source)
         )
         copy_attachments(source, target)
-        swapped = {original.id for original, _ in swaps}
-        for session_id in sorted({source.id, *(new.session_id for _, new in swaps)}, key=str):
-            shared_files.hold_files_of(session_id)  # the sessions' rows before the user's
-        with shared_files.within_storage_limit(user, what=title, into=target):
-            for data_file in source.files.exclude(id__in=swapped):
-                forks.copy_file(data_file, target)
-            placed = [
-                forks.copy_file(
-                    new, target, path=original.path, placement=DataFile.Placement.PLACING, description={}
-                )
-                for original, new in swaps
-            ]
-        for each in placed:
-            uploads.enqueue_on_commit(each)
+        replays.copy_with_stand_ins(source, target, swaps, user=user, what=title)
         turn = turns.do_start_turn(session=target, user=user, kind=Turn.Kind.REPLAY, text=json.dumps(plan))
         given_files = {original.path: new.id for original, new in swaps}
         run = Run.objects.create(

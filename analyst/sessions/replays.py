@@ -18,6 +18,7 @@ original's first table has (more are said, and allowed).
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,6 +106,32 @@ def check_rerun(*, session: AnalysisSession, user: AbstractBaseUser, replace: ob
     return Rerun(session, original, new, check_cells(session), extra)
 
 
+def copy_with_stand_ins(
+    source: AnalysisSession,
+    target: AnalysisSession,
+    swaps: list[tuple[DataFile, DataFile]],
+    *,
+    user: AbstractBaseUser,
+    what: str,
+    leaving: Collection[int] = (),
+) -> None:
+    """``source``'s files copied into ``target`` but for ``leaving`` and each original of ``swaps``,
+    whose stand-in is copied to its path instead and placed anew once committed; within the
+    user's storage limit and the target's workspace's (LimitReached). The sessions' rows are held
+    first, before the user's, as turns hold them."""
+    for session_id in sorted({source.id, *(new.session_id for _, new in swaps)}, key=str):
+        shared_files.hold_files_of(session_id)
+    left_out = {*leaving, *(original.id for original, _ in swaps)}
+    with shared_files.within_storage_limit(user, what=what, into=target):
+        for data_file in source.files.exclude(id__in=left_out):
+            forks.copy_file(data_file, target)
+        for original, new in swaps:
+            placed = forks.copy_file(
+                new, target, path=original.path, placement=DataFile.Placement.PLACING, description={}
+            )
+            uploads.enqueue_on_commit(placed)
+
+
 def _upload_id(name: str, value: object) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise ValueError(f"{name!r} must be the id of an upload")
@@ -154,15 +181,7 @@ def do_rerun(*, rerun: Rerun, user: AbstractBaseUser) -> tuple[AnalysisSession, 
             owner=user, title=title, model=source.model, **forks.made_in_place(source)
         )
         copy_attachments(source, target)
-        for session_id in sorted({source.id, new.session_id}, key=str):  # sessions' rows before the user's
-            shared_files.hold_files_of(session_id)
-        with shared_files.within_storage_limit(user, what=title, into=target):
-            for data_file in source.files.exclude(id__in=[original.id, new.id]):
-                forks.copy_file(data_file, target)
-            placed = forks.copy_file(
-                new, target, path=original.path, placement=DataFile.Placement.PLACING, description={}
-            )
-        uploads.enqueue_on_commit(placed)
+        copy_with_stand_ins(source, target, [(original, new)], user=user, what=title, leaving={new.id})
         extra = f" It has columns the original has not: {', '.join(rerun.extra)}." if rerun.extra else ""
         text = (
             f"Run again from “{source.title}” on {new.name}, which stands in for {original.name}: it is in"
