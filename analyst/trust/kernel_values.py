@@ -24,7 +24,7 @@ from typing import Any
 from analyst.models import AnalysisSession
 from analyst.models.sessions import Privacy
 from analyst.trust import privacy
-from sandboxes import Result, Sandbox, SandboxError, VariableNotFound
+from sandboxes import CodeContext, Result, Sandbox, SandboxError, VariableNotFound
 
 MAX_TABLES = 20  # of the namespace, read after a cell
 ROWS = 100  # of each: the most sandboxd's inspection gives (its strings cut to 100 characters)
@@ -62,20 +62,24 @@ def gathered(sandbox: Sandbox | None, results: Iterable[Result]) -> dict[str, st
     except SandboxError:  # a sandbox gone since the cell: what was displayed
         return values
     for name in tables:
-        try:
-            preview = context.preview(name, rows=ROWS)
-        except SandboxError:  # gone, or one the inspection could not read: the others still count
-            continue
-        _add(values, preview.fields, preview.data)
+        _read(values, context, name)
     for name in CELL_RESULTS:
-        try:
-            preview = context.preview(name, rows=ROWS)
-        except VariableNotFound:  # the cell's results end at the first name missing
+        if not _read(values, context, name):  # the cell's results end at the first name missing
             break
-        except SandboxError:
-            continue
-        _add(values, preview.fields, preview.data)
     return values
+
+
+def _read(values: dict[str, str], context: CodeContext, name: str) -> bool:
+    """Add the text values of the first ROWS rows of the table ``name``; False when there is no
+    table by that name (gone since), True otherwise (one the inspection could not read too)."""
+    try:
+        preview = context.preview(name, rows=ROWS)
+    except VariableNotFound:
+        return False
+    except SandboxError:  # the others still count
+        return True
+    _add(values, preview.fields, preview.data)
+    return True
 
 
 def _add(values: dict[str, str], fields: Any, rows: Any) -> None:
